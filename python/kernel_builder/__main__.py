@@ -1,0 +1,3 @@
+from kernel_builder.cli import main
+
+main()

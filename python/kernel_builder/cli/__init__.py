@@ -1,0 +1,88 @@
+"""The ``kernel-builder`` command line.
+
+Commands are registered by name and imported only when they run, so ``--help`` and
+``--version`` never import torch or huggingface_hub. Each command lives in its own module
+under ``kernel_builder.cli`` and stays thin: it parses options and calls library code.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from kernel_builder import __version__
+from kernel_builder.errors import KernelBuilderError
+
+__all__ = ["main", "cli"]
+
+# name -> (module, attribute, one-line help shown in the command list)
+COMMANDS: dict[str, tuple[str, str, str]] = {
+    "check-config": ("kernel_builder.cli.config", "check_config", "Validate build.toml and print a summary."),
+    "update-build": ("kernel_builder.cli.config", "update_build", "Rewrite build.toml as edition 5, keeping comments."),
+    "list-variants": ("kernel_builder.cli.variants", "list_variants", "List the build variants of a kernel."),
+    "hash": ("kernel_builder.cli.hash", "hash_cmd", "Write digests into every variant's metadata.json."),
+    "check": ("kernel_builder.cli.check", "check", "Check a built tree: layout, metadata, digests, ABI."),
+    "build": ("kernel_builder.cli.build", "build", "Build variants with Nix (or --local) into DIR/build."),
+    "init": ("kernel_builder.cli.init", "init", "Scaffold a new kernel project."),
+    "toolchain": ("kernel_builder.cli.toolchain", "toolchain", "Discover or set up the host toolchains Nix builds with."),
+    "upload": ("kernel_builder.cli.upload", "upload", "Publish built variants to the Hugging Face Hub."),
+    "info": ("kernel_builder.cli.loader", "info", "Show a kernel's metadata (Hub repo or local path)."),
+    "versions": ("kernel_builder.cli.loader", "versions", "List a repo's versions and which variant this machine loads."),
+    "lock": ("kernel_builder.cli.loader", "lock", "Write kernels.lock for a project's kernel dependencies."),
+    "download": ("kernel_builder.cli.loader", "download", "Download the locked kernels of a project."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported on first use."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
+        entry = COMMANDS.get(name)
+        if entry is None:
+            return None
+        module, attr, _ = entry
+        return getattr(importlib.import_module(module), attr)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][2]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kernel-builder")
+@click.option("--traceback", is_flag=True, envvar="KERNEL_BUILDER_TRACEBACK", help="Show the full traceback on errors.")
+@click.pass_context
+def cli(ctx: click.Context, traceback: bool) -> None:
+    """Build, check, publish and load PyTorch compute kernels.
+
+    A kernel is described by build.toml. kernel-builder validates it, computes every
+    torch x backend x ABI variant, builds each in a Nix derivation into build/<variant>/,
+    publishes the tree to the Hugging Face Hub and loads the right variant for a machine.
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["traceback"] = traceback
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Console entry point: the one place user-facing errors are caught."""
+    try:
+        cli.main(args=argv, prog_name="kernel-builder", standalone_mode=False)
+    except click.exceptions.Abort:
+        click.echo("Aborted.", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except KernelBuilderError as exc:
+        if "--traceback" in (argv or sys.argv):
+            raise
+        click.secho(f"error: {exc}", fg="red", err=True)
+        sys.exit(exc.exit_code)

@@ -1,0 +1,1 @@
+"""build.toml: the model, the edition readers, validation errors and update-build."""

@@ -1,0 +1,371 @@
+"""The in-memory build.toml model.
+
+One model for every edition: the edition readers (``v3``, ``v4``, ``v5``) convert into
+it and the edition-5 writer serialises it back. Classes are frozen attrs values; value
+types (``Version``, ``Backend``, kernel names) validate themselves at construction, so a
+``Build`` that exists is well formed.
+"""
+
+from __future__ import annotations
+
+import enum
+import re
+from typing import Union
+
+import attrs
+
+__all__ = [
+    "Backend",
+    "Version",
+    "GitUrl",
+    "KernelDependency",
+    "CppDependency",
+    "Hub",
+    "CudaGeneral",
+    "NeuronGeneral",
+    "TpuGeneral",
+    "XpuGeneral",
+    "General",
+    "Torch",
+    "TorchNoarch",
+    "TvmFfi",
+    "Framework",
+    "Kernel",
+    "Build",
+    "KERNEL_BACKENDS",
+    "CURRENT_EDITION",
+    "validate_kernel_name",
+]
+
+CURRENT_EDITION = 5
+
+
+class Backend(str, enum.Enum):
+    """A compute backend. The value is the lowercase name used in TOML, JSON and names."""
+
+    CANN = "cann"
+    CPU = "cpu"
+    CUDA = "cuda"
+    METAL = "metal"
+    NEURON = "neuron"
+    ROCM = "rocm"
+    TPU = "tpu"
+    XPU = "xpu"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @classmethod
+    def parse(cls, text: str) -> Backend:
+        """Parse a backend name (case-insensitive); ``ValueError`` lists the valid names."""
+        try:
+            return cls(text.lower())
+        except (ValueError, AttributeError):
+            valid = ", ".join(b.value for b in cls)
+            raise ValueError(f"unknown backend {text!r}; expected one of {valid}") from None
+
+
+# Backends a compiled ``[kernel.NAME]`` component may target.
+KERNEL_BACKENDS = frozenset({Backend.CPU, Backend.CUDA, Backend.METAL, Backend.ROCM, Backend.XPU})
+
+
+@attrs.frozen(order=False)
+class Version:
+    """A dotted version of non-negative integers, normalised without trailing zeros.
+
+    ``Version.parse("2.10.0") == Version((2, 10))``; ``str()`` joins the parts with dots;
+    ordering compares the integer tuples.
+    """
+
+    parts: tuple[int, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> Version:
+        if not isinstance(text, str):
+            raise ValueError(f"version must be a string such as \"2.12\", got {text!r}")
+        stripped = text.strip()
+        if not stripped:
+            raise ValueError("version must not be empty")
+        pieces = stripped.split(".")
+        if not all(p.isdigit() for p in pieces):
+            raise ValueError(f"version must consist of dot-separated numbers, got {text!r}")
+        parts = [int(p) for p in pieces]
+        while len(parts) > 1 and parts[-1] == 0:
+            parts.pop()
+        return cls(tuple(parts))
+
+    def major_minor(self) -> tuple[int, int]:
+        padded = (*self.parts, 0)
+        return padded[0], padded[1]
+
+    def __str__(self) -> str:
+        return ".".join(str(p) for p in self.parts)
+
+    def __lt__(self, other: Version) -> bool:
+        return self.parts < other.parts
+
+    def __le__(self, other: Version) -> bool:
+        return self.parts <= other.parts
+
+    def __gt__(self, other: Version) -> bool:
+        return self.parts > other.parts
+
+    def __ge__(self, other: Version) -> bool:
+        return self.parts >= other.parts
+
+
+_GIT_SCHEMES = ("https", "http", "git", "ssh", "git+ssh", "git+https", "git+http")
+_SCP_LIKE = re.compile(r"^(?P<user>[^@/:\s]+)@(?P<host>[^:/\s]+):(?P<path>[^/\s].*)$")
+_URL = re.compile(r"^(?P<scheme>[a-z+]+)://(?P<rest>\S+)$")
+
+
+@attrs.frozen
+class GitUrl:
+    """A git URL (scheme URL or SCP-like ``user@host:path``); the original text is kept."""
+
+    original: str
+
+    @classmethod
+    def parse(cls, text: str) -> GitUrl:
+        if not isinstance(text, str):
+            raise ValueError(f"git URL must be a string, got {text!r}")
+        match = _URL.match(text)
+        if match:
+            if match["scheme"] not in _GIT_SCHEMES:
+                raise ValueError(
+                    f"unsupported git URL scheme {match['scheme']!r} in {text!r}; "
+                    f"expected one of {', '.join(_GIT_SCHEMES)}"
+                )
+            return cls(text)
+        if _SCP_LIKE.match(text):
+            return cls(text)
+        raise ValueError(f"not a git URL: {text!r} (expected https://host/path or user@host:path)")
+
+    def normalized(self) -> str:
+        """SCP-like URLs as ``ssh://host/path``; scheme URLs unchanged."""
+        match = _SCP_LIKE.match(self.original)
+        if match and not _URL.match(self.original):
+            return f"ssh://{match['host']}/{match['path']}"
+        return self.original
+
+    def __str__(self) -> str:
+        return self.original
+
+
+_KERNEL_NAME = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")
+
+
+def validate_kernel_name(name: str) -> str:
+    if not isinstance(name, str) or not _KERNEL_NAME.match(name):
+        raise ValueError(
+            f"invalid kernel name {name!r}: use lowercase letters, digits and dashes, "
+            "starting with a letter and not ending with a dash (at least 2 characters)"
+        )
+    return name
+
+
+class CppDependency(str, enum.Enum):
+    CUTLASS_2_10 = "cutlass_2_10"
+    CUTLASS_3_5 = "cutlass_3_5"
+    CUTLASS_3_6 = "cutlass_3_6"
+    CUTLASS_3_8 = "cutlass_3_8"
+    CUTLASS_3_9 = "cutlass_3_9"
+    CUTLASS_4_0 = "cutlass_4_0"
+    CUTLASS_4_4 = "cutlass_4_4"
+    CUTLASS_4_5 = "cutlass_4_5"
+    SYCL_TLA = "sycl_tla"
+    METAL_CPP = "metal-cpp"
+    TORCH = "torch"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@attrs.frozen
+class KernelDependency:
+    """Another Hub kernel this one needs: exactly one of ``version`` or ``revision``."""
+
+    repo_id: str
+    version: int | None = None
+    revision: str | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if (self.version is None) == (self.revision is None):
+            raise ValueError("a kernel dependency needs exactly one of `version` or `revision`")
+
+
+@attrs.frozen
+class Hub:
+    repo_id: str | None = None
+    branch: str | None = None
+
+
+@attrs.frozen
+class CudaGeneral:
+    minver: Version | None = None
+    maxver: Version | None = None
+    kernel_depends: tuple[KernelDependency, ...] = ()
+    python_depends: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class NeuronGeneral:
+    kernel_depends: tuple[KernelDependency, ...] = ()
+    python_depends: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class TpuGeneral:
+    python_depends: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class XpuGeneral:
+    kernel_depends: tuple[KernelDependency, ...] = ()
+    python_depends: tuple[str, ...] = ()
+
+
+@attrs.frozen
+class General:
+    name: str = attrs.field(validator=lambda _i, _a, v: validate_kernel_name(v))
+    version: int
+    license: str
+    backends: tuple[Backend, ...]
+    upstream: GitUrl | None = None
+    source: GitUrl | None = None
+    python_depends: tuple[str, ...] = ()
+    kernel_depends: tuple[KernelDependency, ...] = ()
+    hub: Hub | None = None
+    cuda: CudaGeneral | None = None
+    neuron: NeuronGeneral | None = None
+    tpu: TpuGeneral | None = None
+    xpu: XpuGeneral | None = None
+
+    @property
+    def python_name(self) -> str:
+        return self.name.replace("-", "_")
+
+    def backend_python_depends(self, backend: Backend) -> tuple[str, ...]:
+        table = {Backend.CUDA: self.cuda, Backend.NEURON: self.neuron, Backend.TPU: self.tpu, Backend.XPU: self.xpu}
+        section = table.get(backend)
+        return section.python_depends if section is not None else ()
+
+    def backend_kernel_depends(self, backend: Backend) -> tuple[KernelDependency, ...]:
+        table = {Backend.CUDA: self.cuda, Backend.NEURON: self.neuron, Backend.XPU: self.xpu}
+        section = table.get(backend)
+        return section.kernel_depends if section is not None else ()
+
+
+@attrs.frozen
+class Torch:
+    """``[torch]``: an ahead-of-time compiled Torch extension."""
+
+    src: tuple[str, ...] = ()
+    include: tuple[str, ...] | None = None
+    pyext: tuple[str, ...] | None = None
+    minver: Version | None = None
+    maxver: Version | None = None
+    cxx_flags: tuple[str, ...] | None = None
+    # A single Version (all backends) or a per-backend mapping.
+    stable_abi: Version | dict[Backend, Version] | None = attrs.field(default=None, hash=False)
+
+    def stable_abi_for(self, backend: Backend) -> Version | None:
+        if self.stable_abi is None or isinstance(self.stable_abi, Version):
+            return self.stable_abi
+        return self.stable_abi.get(backend)
+
+
+@attrs.frozen
+class TorchNoarch:
+    """``[torch-noarch]``: a pure Python (Triton/JIT) kernel, one variant per backend."""
+
+    pyext: tuple[str, ...] | None = None
+    cuda_capabilities: tuple[str, ...] | None = None
+    rocm_archs: tuple[str, ...] | None = None
+
+
+@attrs.frozen
+class TvmFfi:
+    src: tuple[str, ...]
+    include: tuple[str, ...] | None = None
+    pyext: tuple[str, ...] | None = None
+    cxx_flags: tuple[str, ...] | None = None
+
+
+Framework = Union[Torch, TorchNoarch, TvmFfi]
+
+
+@attrs.frozen
+class Kernel:
+    """``[kernel.NAME]``: one compiled component for one backend.
+
+    Backend-specific keys are ``None`` when absent; the readers reject keys that do not
+    belong to the component's backend.
+    """
+
+    backend: Backend
+    src: tuple[str, ...]
+    depends: tuple[CppDependency, ...]
+    include: tuple[str, ...] | None = None
+    cxx_flags: tuple[str, ...] | None = None
+    cuda_capabilities: tuple[str, ...] | None = None
+    cuda_flags: tuple[str, ...] | None = None
+    cuda_minver: Version | None = None
+    rocm_archs: tuple[str, ...] | None = None
+    hip_flags: tuple[str, ...] | None = None
+    sycl_flags: tuple[str, ...] | None = None
+
+
+DEFAULT_PYEXT = ("py", "pyi")
+
+
+@attrs.frozen
+class Build:
+    """A whole build.toml: general settings, one framework, and compiled components."""
+
+    general: General
+    framework: Torch | TorchNoarch | TvmFfi
+    kernels: dict[str, Kernel] = attrs.field(factory=dict, hash=False)
+
+    @property
+    def name(self) -> str:
+        return self.general.name
+
+    @property
+    def python_name(self) -> str:
+        return self.general.python_name
+
+    @property
+    def is_noarch(self) -> bool:
+        return isinstance(self.framework, TorchNoarch)
+
+    @property
+    def is_tvm_ffi(self) -> bool:
+        return isinstance(self.framework, TvmFfi)
+
+    @property
+    def ext_dir(self) -> str:
+        """The directory holding the Python package: ``torch-ext`` or ``tvm-ffi-ext``."""
+        return "tvm-ffi-ext" if self.is_tvm_ffi else "torch-ext"
+
+    @property
+    def pyext(self) -> tuple[str, ...]:
+        return self.framework.pyext or DEFAULT_PYEXT
+
+    def kernel_backends(self) -> frozenset[Backend]:
+        """Backends that have at least one compiled component."""
+        return frozenset(k.backend for k in self.kernels.values())
+
+    def kernels_for(self, backend: Backend) -> dict[str, Kernel]:
+        return {name: k for name, k in self.kernels.items() if k.backend == backend}
+
+    def is_arch_for(self, backend: Backend) -> bool:
+        """Whether ``backend`` compiles native code (else it is a noarch ``torch-<b>`` build)."""
+        if self.is_tvm_ffi:
+            return True
+        return isinstance(self.framework, Torch) and backend in self.kernel_backends()
+
+    def stable_abi_for(self, backend: Backend) -> Version | None:
+        if isinstance(self.framework, Torch):
+            return self.framework.stable_abi_for(backend)
+        return None
