@@ -42,6 +42,8 @@ _LAZY: dict[str, str] = {
     "ROCMProperties": "kernel_builder.layers",
     "Mode": "kernel_builder.layers",
     "kernelize": "kernel_builder.layers",
+    "KernelizeFallback": "kernel_builder.layers",
+    "use_kernelized_func": "kernel_builder.layers",
 }
 
 __all__ = ["__version__", *_LAZY]
