@@ -1,0 +1,34 @@
+# Tiny test runner for the pure Nix library: each tests/test_<module>.nix mirrors a module as
+# { <function> = { <test> = { expr; expected; }; }; }. Evaluates to
+# { count; failures = [ { name; expr; expected; } ]; untested = [ "module.function" ]; }.
+# Run: nix eval --json --impure --expr 'import ./nix/lib/tests'
+let
+  modules = {
+    versions = import ../versions.nix;
+    names = import ../names.nix;
+    matrix = import ../matrix.nix;
+  };
+  suites = {
+    versions = import ./test_versions.nix;
+    names = import ./test_names.nix;
+    matrix = import ./test_matrix.nix;
+  };
+  inherit (builtins) attrNames concatMap filter map;
+  cases = concatMap
+    (module: concatMap
+      (fn: map
+        (test: suites.${module}.${fn}.${test} // { name = "${module}.${fn}.${test}"; })
+        (attrNames suites.${module}.${fn}))
+      (attrNames suites.${module}))
+    (attrNames suites);
+  # meta-test: every function a module exports has at least one test
+  untested = concatMap
+    (module: map (fn: "${module}.${fn}")
+      (filter (fn: !(suites.${module} ? ${fn})) (attrNames modules.${module})))
+    (attrNames modules);
+in
+{
+  count = builtins.length cases;
+  failures = map (c: { inherit (c) name expr expected; }) (filter (c: c.expr != c.expected) cases);
+  inherit untested;
+}

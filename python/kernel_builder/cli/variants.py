@@ -1,0 +1,82 @@
+"""``kernel-builder list-variants``: the variants a kernel builds, and why build sets are out."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+__all__ = ["list_variants"]
+
+
+@click.command("list-variants")
+@click.argument("directory", default=".", type=click.Path(exists=True, file_okay=True, path_type=Path))
+@click.option(
+    "--system",
+    "system",
+    metavar="SYSTEM|all",
+    default=None,
+    help="Nix system to list (x86_64-linux, aarch64-linux, aarch64-darwin) or `all`. Default: this machine.",
+)
+@click.option("--bundle", is_flag=True, help="Only variants of the default bundle (what `build` builds).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects (name, system, backend, torch, bundle, ...).")
+@click.option("--explain", is_flag=True, help="Also show every build set and why it is in or out.")
+def list_variants(directory: Path, system: str | None, bundle: bool, as_json: bool, explain: bool) -> None:
+    """List the build variants of the kernel in DIRECTORY (default: the current directory).
+
+    Every applicable build set's variant is listed, bundle and non-bundle alike (the
+    second column says which); `--bundle` keeps the bundle ones. Variant names follow
+    docs/variants.md; the build sets come from nix/build-sets.json.
+
+    \b
+    Examples:
+      kernel-builder list-variants examples/relu
+      kernel-builder list-variants --system all --json examples/relu
+      kernel-builder list-variants --explain --system x86_64-linux .
+
+    With `--json --explain` the output is an object with `variants` and `build_sets`
+    (each build set with `reason` and, when it is in, `variant`).
+    """
+    from kernel_builder.config import load
+    from kernel_builder.variants.buildsets import all_systems, current_system, load_build_sets
+    from kernel_builder.variants.matrix import matrix
+
+    build_sets = load_build_sets()
+    known = all_systems(build_sets)
+    if system is None:
+        system = current_system()
+    elif system != "all" and system not in known:
+        raise click.BadParameter(f"unknown system {system!r}; expected one of {', '.join(known)} or all", param_hint="--system")
+
+    result = matrix(load(directory), build_sets, system)
+    if bundle:
+        result = result.bundle_only()
+
+    if as_json:
+        variants = [v.to_json() for v in result.variants]
+        if explain:
+            decisions = [
+                {"build_set": d.build_set.label, "included": d.included, "variant": d.variant, "reason": d.reason}
+                for d in result.decisions
+            ]
+            click.echo(json.dumps({"variants": variants, "build_sets": decisions}, indent=2))
+        else:
+            click.echo(json.dumps(variants, indent=2))
+    else:
+        width = max((len(v.name) for v in result.variants), default=0)
+        for v in result.variants:
+            click.echo(f"{v.name:<{width}}  {'bundle' if v.bundle else 'non-bundle'}")
+        if explain:
+            click.echo("")
+            for d in result.decisions:
+                if d.included:
+                    click.echo(f"in   {d.build_set.label} -> {d.variant}" + ("" if d.reason == "in" else f" {d.reason[3:]}"))
+                else:
+                    click.echo(f"out  {d.build_set.label}: {d.reason}")
+
+    for note in result.notes:
+        click.echo(f"note: {note}", err=True)
+    where = "all systems" if system == "all" else system
+    n_bundle = sum(1 for v in result.variants if v.bundle)
+    click.echo(f"{len(result.variants)} variant(s) for {where} ({n_bundle} in the bundle)", err=True)

@@ -1,0 +1,206 @@
+"""Build sets: the Torch × backend × system combinations kernel-builder can build.
+
+They live in one data file, ``nix/build-sets.json``, read both here and by
+``nix/lib/matrix.nix``, so Python and Nix can never disagree about versions. Each entry
+names a Torch version, a backend (with its version for CUDA, ROCm and XPU), the Nix
+systems it exists on, whether it is part of the default bundle, and optional tvm-ffi and
+``local`` (the systems on which this machine's toolchains can build it) fields. Entries are expanded to one
+``BuildSet`` per system, in file order.
+
+The file is found through ``$KERNEL_BUILDER_BUILD_SETS`` or next to the source checkout
+(``<repo>/nix/build-sets.json``).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import platform
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kernel_builder.config.model import Backend, Version
+from kernel_builder.errors import ConfigError
+
+__all__ = [
+    "BuildSet",
+    "ENV_VAR",
+    "build_sets_path",
+    "load_build_sets",
+    "parse_build_sets",
+    "current_system",
+    "all_systems",
+    "SYSTEMS",
+]
+
+ENV_VAR = "KERNEL_BUILDER_BUILD_SETS"
+# Nix systems kernel-builder knows how to name.
+SYSTEMS = ("aarch64-darwin", "aarch64-linux", "x86_64-linux")
+_VERSIONED = {Backend.CUDA, Backend.ROCM, Backend.XPU}
+_BUILDABLE = {Backend.CPU, Backend.CUDA, Backend.METAL, Backend.ROCM, Backend.TPU, Backend.XPU}
+_KEYS = {"torch", "backend", "backendVersion", "systems", "bundle", "cxx11", "tvmFfi", "local"}
+
+
+@attrs.frozen
+class BuildSet:
+    """One Torch version × backend (× backend version) on one Nix system.
+
+    Versions are kept as written in the file (``"13.0"``, ``"2025.3.2"``); the ``*_v``
+    properties give comparable ``Version`` values.
+    """
+
+    torch: str
+    backend: Backend
+    system: str
+    backend_version: str | None = None
+    bundle: bool = True
+    cxx11: bool = True
+    tvm_ffi: str | None = None
+    local: bool = False
+
+    @property
+    def torch_v(self) -> Version:
+        return Version.parse(self.torch)
+
+    @property
+    def backend_version_v(self) -> Version | None:
+        return None if self.backend_version is None else Version.parse(self.backend_version)
+
+    @property
+    def os(self) -> str:
+        return self.system.split("-", 1)[1]
+
+    @property
+    def cpu(self) -> str:
+        return self.system.split("-", 1)[0]
+
+    @property
+    def label(self) -> str:
+        """A short human name: ``torch 2.13 cuda 13.0 x86_64-linux``."""
+        backend = self.backend.value if self.backend_version is None else f"{self.backend.value} {self.backend_version}"
+        return f"torch {self.torch} {backend} {self.system}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "torch": self.torch,
+            "backend": self.backend.value,
+            "backend_version": self.backend_version,
+            "system": self.system,
+            "bundle": self.bundle,
+            "cxx11": self.cxx11,
+            "tvm_ffi": self.tvm_ffi,
+            "local": self.local,
+        }
+
+
+def build_sets_path() -> Path:
+    """Where ``build-sets.json`` is: ``$KERNEL_BUILDER_BUILD_SETS`` or the checkout's ``nix/``."""
+    override = os.environ.get(ENV_VAR)
+    if override:
+        return Path(override)
+    return Path(__file__).resolve().parents[3] / "nix" / "build-sets.json"
+
+
+def _fail(path: Path | str, message: str) -> ConfigError:
+    return ConfigError(f"{path}: {message}", hint="see docs/variants.md for the build-sets.json format")
+
+
+def _version_field(entry: dict[str, Any], key: str, where: str, path: Path | str) -> str | None:
+    value = entry.get(key)
+    if value is None:
+        return None
+    try:
+        Version.parse(value)
+    except ValueError as exc:
+        raise _fail(path, f"{where}.{key}: {exc}") from None
+    return value
+
+
+def parse_build_sets(data: Any, path: Path | str = "build-sets.json") -> tuple[BuildSet, ...]:
+    """Validate the parsed file and expand it to one ``BuildSet`` per system, in file order."""
+    if not isinstance(data, dict) or not isinstance(data.get("buildSets"), list):
+        raise _fail(path, "expected an object with a `buildSets` list")
+    result: list[BuildSet] = []
+    for index, entry in enumerate(data["buildSets"]):
+        where = f"buildSets[{index}]"
+        if not isinstance(entry, dict):
+            raise _fail(path, f"{where} must be an object")
+        unknown = set(entry) - _KEYS
+        if unknown:
+            raise _fail(path, f"{where} has unknown keys {sorted(unknown)}; expected {sorted(_KEYS)}")
+        try:
+            backend = Backend.parse(entry.get("backend", ""))
+        except ValueError as exc:
+            raise _fail(path, f"{where}.backend: {exc}") from None
+        if backend not in _BUILDABLE:
+            raise _fail(path, f"{where}.backend: no builds exist for backend {backend.value}")
+        torch = _version_field(entry, "torch", where, path)
+        if torch is None:
+            raise _fail(path, f"{where}.torch is required")
+        backend_version = _version_field(entry, "backendVersion", where, path)
+        if (backend in _VERSIONED) != (backend_version is not None):
+            need = "needs a" if backend in _VERSIONED else "takes no"
+            raise _fail(path, f"{where}: backend {backend.value} {need} backendVersion")
+        systems = entry.get("systems")
+        if not isinstance(systems, list) or not systems or not all(s in SYSTEMS for s in systems):
+            raise _fail(path, f"{where}.systems must be a non-empty list of {', '.join(SYSTEMS)}")
+        flags = {}
+        for key in ("bundle", "cxx11"):
+            value = entry.get(key, True)
+            if not isinstance(value, bool):
+                raise _fail(path, f"{where}.{key} must be true or false")
+            flags[key] = value
+        local = entry.get("local", [])
+        if not isinstance(local, list) or not all(s in systems for s in local):
+            raise _fail(path, f"{where}.local must list some of the entry's systems")
+        tvm_ffi = _version_field(entry, "tvmFfi", where, path)
+        for system in systems:
+            result.append(
+                BuildSet(
+                    torch=torch,
+                    backend=backend,
+                    system=system,
+                    backend_version=backend_version,
+                    bundle=flags["bundle"],
+                    cxx11=flags["cxx11"],
+                    tvm_ffi=tvm_ffi,
+                    local=system in local,
+                )
+            )
+    return tuple(result)
+
+
+@functools.lru_cache(maxsize=8)
+def _load(path: str) -> tuple[BuildSet, ...]:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(
+            f"cannot read the build sets file {path}: {exc.strerror or exc}",
+            hint=f"set ${ENV_VAR} to the path of build-sets.json",
+        ) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise _fail(path, f"not valid JSON: {exc}") from None
+    return parse_build_sets(data, path)
+
+
+def load_build_sets(path: str | os.PathLike[str] | None = None) -> tuple[BuildSet, ...]:
+    """Every build set, one per (entry, system), in file order."""
+    return _load(str(path if path is not None else build_sets_path()))
+
+
+def all_systems(build_sets: tuple[BuildSet, ...] | list[BuildSet]) -> list[str]:
+    """The systems the build sets cover, sorted."""
+    return sorted({b.system for b in build_sets})
+
+
+def current_system() -> str:
+    """This machine as a Nix system string (``x86_64-linux``), without importing torch."""
+    machine = platform.machine().lower()
+    cpu = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+    return f"{cpu}-{platform.system().lower()}"

@@ -1,0 +1,246 @@
+"""The build matrix: (build.toml, build sets, system) → the variants to build, with reasons.
+
+A pure function. For each build set, in file order (systems sorted when listing all):
+
+1. keep it only if its backend is in ``general.backends``; for tvm-ffi kernels only if it
+   has a tvm-ffi version; for CUDA sets only if ``[general.cuda] minver`` (default 11.8) ≤
+   CUDA ≤ ``maxver`` (default 99.9); for ``[torch]`` kernels only if ``[torch] minver``
+   (default 2.0) ≤ Torch ≤ ``maxver`` (default 99.9). Bounds are inclusive.
+2. for a backend built against the Torch stable ABI keep only the newest Torch per
+   (system, backend, backend version).
+3. name it (see ``names``): tvm-ffi kernels ``tvm-ffi<MM>-…``; ``[torch]`` kernels with a
+   compiled component for the backend ``torch-stable-abi<MM>-…`` (stable ABI) or
+   ``torch<MM>[-cxx11]-…``; everything else, and every TPU set, ``torch-<backend>``.
+4. build sets giving the same name collapse into one variant at the first one's place; it
+   is a bundle variant if any of them is a bundle set, and is built from the first bundle
+   set (else the first set).
+
+``nix/lib/matrix.nix`` implements the same rules; a test compares both on many files.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from kernel_builder.config.model import Backend, Build, Torch, TvmFfi, Version
+from kernel_builder.variants.buildsets import BuildSet, all_systems
+from kernel_builder.variants.names import Compute, Variant
+
+__all__ = [
+    "MatrixVariant",
+    "Decision",
+    "Skipped",
+    "MatrixResult",
+    "matrix",
+    "variant_for",
+    "DEFAULT_TORCH_MINVER",
+    "DEFAULT_TORCH_MAXVER",
+    "DEFAULT_CUDA_MINVER",
+    "DEFAULT_CUDA_MAXVER",
+]
+
+DEFAULT_TORCH_MINVER = Version.parse("2.0")
+DEFAULT_TORCH_MAXVER = Version.parse("99.9")
+DEFAULT_CUDA_MINVER = Version.parse("11.8")
+DEFAULT_CUDA_MAXVER = Version.parse("99.9")
+
+
+@attrs.frozen
+class MatrixVariant:
+    """One variant of the matrix and the build set it is built from."""
+
+    variant: Variant
+    build_set: BuildSet
+    bundle: bool
+    build_sets: tuple[BuildSet, ...] = ()
+
+    @property
+    def name(self) -> str:
+        return self.variant.name
+
+    @property
+    def system(self) -> str | None:
+        """The Nix system of arch variants; ``None`` for noarch ones (they run anywhere)."""
+        return None if self.variant.is_noarch else self.build_set.system
+
+    @property
+    def backend(self) -> Backend:
+        return self.build_set.backend
+
+    @property
+    def torch(self) -> str:
+        return self.build_set.torch
+
+    @property
+    def backend_version(self) -> str | None:
+        return self.build_set.backend_version
+
+    @property
+    def kind(self) -> str:
+        return self.variant.kind.value
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "name": self.name,
+            "system": self.system,
+            "backend": self.backend.value,
+            "backend_version": self.backend_version,
+            "torch": self.torch,
+            "kind": self.kind,
+            "bundle": self.bundle,
+            "local": self.build_set.local,
+            "build_set": self.build_set.label,
+        }
+
+
+@attrs.frozen
+class Decision:
+    """What happened to one build set: ``variant`` is set when it is in."""
+
+    build_set: BuildSet
+    reason: str
+    variant: str | None = None
+
+    @property
+    def included(self) -> bool:
+        return self.variant is not None
+
+
+@attrs.frozen
+class Skipped:
+    build_set: BuildSet
+    reason: str
+
+
+@attrs.frozen
+class MatrixResult:
+    variants: tuple[MatrixVariant, ...]
+    skipped: tuple[Skipped, ...]
+    decisions: tuple[Decision, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def names(self) -> list[str]:
+        return [v.name for v in self.variants]
+
+    def bundle_only(self) -> MatrixResult:
+        return attrs.evolve(self, variants=tuple(v for v in self.variants if v.bundle))
+
+
+def _compute(build_set: BuildSet) -> Compute:
+    version = build_set.backend_version_v
+    return Compute(build_set.backend.value, None if version is None else version.major_minor())
+
+
+def variant_for(build: Build, build_set: BuildSet) -> Variant:
+    """The variant name ``build`` gets from ``build_set`` (no filtering)."""
+    backend = build_set.backend
+    if isinstance(build.framework, TvmFfi):
+        assert build_set.tvm_ffi is not None
+        return Variant.tvm_ffi(Version.parse(build_set.tvm_ffi), _compute(build_set), build_set.cpu, build_set.os)
+    if backend is Backend.TPU or not build.is_arch_for(backend):
+        return Variant.noarch_for(backend.value)
+    stable = build.stable_abi_for(backend)
+    if stable is not None:
+        return Variant.stable_abi(stable, _compute(build_set), build_set.cpu, build_set.os)
+    cxx11 = True if build_set.cxx11 and build_set.os == "linux" else None
+    return Variant.torch(build_set.torch_v, _compute(build_set), build_set.cpu, build_set.os, cxx11=cxx11)
+
+
+def _filter_reason(build: Build, build_set: BuildSet) -> str | None:
+    general = build.general
+    backend = build_set.backend
+    if backend not in general.backends:
+        listed = ", ".join(b.value for b in general.backends) or "none"
+        return f"backend {backend.value} not in general.backends ({listed})"
+    if isinstance(build.framework, TvmFfi) and build_set.tvm_ffi is None:
+        return "no tvm-ffi version in this build set"
+    if backend is Backend.CUDA:
+        cuda = build_set.backend_version_v
+        assert cuda is not None
+        section = general.cuda
+        minver = section.minver if section and section.minver else DEFAULT_CUDA_MINVER
+        maxver = section.maxver if section and section.maxver else DEFAULT_CUDA_MAXVER
+        if cuda < minver:
+            return f"cuda {build_set.backend_version} < [general.cuda].minver {minver}"
+        if cuda > maxver:
+            return f"cuda {build_set.backend_version} > [general.cuda].maxver {maxver}"
+    if isinstance(build.framework, Torch):
+        torch = build_set.torch_v
+        minver = build.framework.minver or DEFAULT_TORCH_MINVER
+        maxver = build.framework.maxver or DEFAULT_TORCH_MAXVER
+        if torch < minver:
+            return f"torch {build_set.torch} < [torch].minver {minver}"
+        if torch > maxver:
+            return f"torch {build_set.torch} > [torch].maxver {maxver}"
+    return None
+
+
+def _stable_key(build_set: BuildSet) -> tuple[str, str, str]:
+    return (build_set.system, build_set.backend.value, build_set.backend_version or "")
+
+
+def _select_sets(build_sets: Sequence[BuildSet], system: str | None) -> list[BuildSet]:
+    if system is None or system == "all":
+        order = {s: i for i, s in enumerate(all_systems(build_sets))}
+        return sorted(build_sets, key=lambda b: order[b.system])  # stable: file order within a system
+    return [b for b in build_sets if b.system == system]
+
+
+def matrix(build: Build, build_sets: Iterable[BuildSet], system: str | None = None) -> MatrixResult:
+    """The ordered variants of ``build`` on ``system`` (``None`` or ``"all"``: every system)."""
+    candidates = _select_sets(list(build_sets), system)
+    reasons: dict[int, str] = {}
+    kept: list[int] = []
+    for index, build_set in enumerate(candidates):
+        reason = _filter_reason(build, build_set)
+        if reason is None:
+            kept.append(index)
+        else:
+            reasons[index] = reason
+
+    # Stable ABI: only the newest Torch per (system, backend, backend version) survives.
+    newest: dict[tuple[str, str, str], int] = {}
+    for index in kept:
+        build_set = candidates[index]
+        if build.stable_abi_for(build_set.backend) is None:
+            continue
+        key = _stable_key(build_set)
+        best = newest.get(key)
+        if best is None or candidates[best].torch_v < build_set.torch_v:
+            newest[key] = index
+    for index in kept:
+        build_set = candidates[index]
+        if build.stable_abi_for(build_set.backend) is not None:
+            winner = newest[_stable_key(build_set)]
+            if winner != index:
+                reasons[index] = f"stable ABI: superseded by torch {candidates[winner].torch}"
+
+    groups: dict[str, list[BuildSet]] = {}
+    decisions: list[Decision] = []
+    for index, build_set in enumerate(candidates):
+        if index in reasons:
+            decisions.append(Decision(build_set, reasons[index]))
+            continue
+        name = variant_for(build, build_set).name
+        first = name not in groups
+        groups.setdefault(name, []).append(build_set)
+        reason = "in" if first else f"in (same variant as {groups[name][0].label})"
+        decisions.append(Decision(build_set, reason, name))
+
+    variants = []
+    for name, sets in groups.items():
+        bundle_sets = [s for s in sets if s.bundle]
+        chosen = bundle_sets[0] if bundle_sets else sets[0]
+        variants.append(MatrixVariant(variant_for(build, chosen), chosen, bool(bundle_sets), tuple(sets)))
+
+    covered = {b.backend for b in candidates}
+    notes = tuple(
+        f"backend {b.value}: no build set in build-sets.json" + ("" if system in (None, "all") else f" for {system}")
+        for b in build.general.backends
+        if b not in covered
+    )
+    skipped = tuple(Skipped(d.build_set, d.reason) for d in decisions if not d.included)
+    return MatrixResult(tuple(variants), skipped, tuple(decisions), notes)

@@ -1,0 +1,221 @@
+"""The build sets file and the Python matrix: whole ordered variant lists and skip reasons."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernel_builder.config import loads
+from kernel_builder.errors import ConfigError
+from kernel_builder.variants.buildsets import BuildSet, build_sets_path, current_system, load_build_sets, parse_build_sets
+from kernel_builder.variants.matrix import matrix, variant_for
+from kernel_builder.config.model import Backend
+
+SETS = parse_build_sets(
+    {
+        "buildSets": [
+            {"torch": "2.11", "backend": "cpu", "systems": ["x86_64-linux"], "bundle": False},
+            {"torch": "2.11", "backend": "tpu", "systems": ["x86_64-linux"], "bundle": False},
+            {"torch": "2.12", "backend": "cpu", "systems": ["aarch64-darwin", "x86_64-linux"], "tvmFfi": "0.1"},
+            {"torch": "2.12", "backend": "metal", "systems": ["aarch64-darwin"]},
+            {"torch": "2.12", "backend": "cuda", "backendVersion": "12.6", "systems": ["x86_64-linux"], "tvmFfi": "0.1"},
+            {"torch": "2.12", "backend": "rocm", "backendVersion": "7.1", "systems": ["x86_64-linux"]},
+            {"torch": "2.13", "backend": "cpu", "systems": ["aarch64-darwin", "x86_64-linux"]},
+            {"torch": "2.13", "backend": "cuda", "backendVersion": "12.6", "systems": ["x86_64-linux"]},
+            {"torch": "2.13", "backend": "cuda", "backendVersion": "13.0", "systems": ["x86_64-linux"], "tvmFfi": "0.1"},
+            {"torch": "2.13", "backend": "xpu", "backendVersion": "2026.0.0", "systems": ["x86_64-linux"]},
+        ]
+    }
+)
+
+
+def toml(backends: str, framework: str, general_extra: str = "", kernels: tuple[str, ...] = ()) -> str:
+    parts = [
+        f'[general]\nname = "relu"\nversion = 1\nedition = 5\nlicense = "MIT"\nbackends = {backends}\n{general_extra}',
+        framework,
+    ]
+    for b in kernels:
+        parts.append(f'[kernel.{b}]\nbackend = "{b}"\ndepends = ["torch"]\nsrc = ["{b}.cpp"]\n')
+    return "\n".join(parts)
+
+
+def names(text: str, system: str | None = "x86_64-linux") -> list[str]:
+    return matrix(loads(text), SETS, system).names
+
+
+class TestFilters:
+    def test_arch_kernel_all_sets_of_its_backends(self) -> None:
+        assert names(toml('["cpu", "cuda"]', "[torch]\n", kernels=("cpu", "cuda"))) == [
+            "torch211-cxx11-cpu-x86_64-linux",
+            "torch212-cxx11-cpu-x86_64-linux",
+            "torch212-cxx11-cu126-x86_64-linux",
+            "torch213-cxx11-cpu-x86_64-linux",
+            "torch213-cxx11-cu126-x86_64-linux",
+            "torch213-cxx11-cu130-x86_64-linux",
+        ]
+
+    def test_torch_bounds_inclusive(self) -> None:
+        text = toml('["cpu", "cuda"]', '[torch]\nminver = "2.12"\nmaxver = "2.12"\n', kernels=("cpu", "cuda"))
+        assert names(text) == ["torch212-cxx11-cpu-x86_64-linux", "torch212-cxx11-cu126-x86_64-linux"]
+        skipped = {s.build_set.label: s.reason for s in matrix(loads(text), SETS, "x86_64-linux").skipped}
+        assert skipped["torch 2.11 cpu x86_64-linux"] == "torch 2.11 < [torch].minver 2.12"
+        assert skipped["torch 2.13 cuda 13.0 x86_64-linux"] == "torch 2.13 > [torch].maxver 2.12"
+        assert skipped["torch 2.12 rocm 7.1 x86_64-linux"] == "backend rocm not in general.backends (cpu, cuda)"
+
+    def test_cuda_bounds_inclusive(self) -> None:
+        text = toml('["cuda"]', "[torch]\n", '[general.cuda]\nminver = "12.8"\nmaxver = "13.0"\n', kernels=("cuda",))
+        assert names(text) == ["torch213-cxx11-cu130-x86_64-linux"]
+        reasons = [s.reason for s in matrix(loads(text), SETS, "x86_64-linux").skipped if s.build_set.backend is Backend.CUDA]
+        assert reasons == ["cuda 12.6 < [general.cuda].minver 12.8", "cuda 12.6 < [general.cuda].minver 12.8"]
+        text = toml('["cuda"]', "[torch]\n", '[general.cuda]\nmaxver = "12.6"\n', kernels=("cuda",))
+        assert names(text) == ["torch212-cxx11-cu126-x86_64-linux", "torch213-cxx11-cu126-x86_64-linux"]
+
+    def test_darwin_names_have_no_cxx11(self) -> None:
+        assert names(toml('["cpu", "metal"]', "[torch]\n", kernels=("cpu", "metal")), "aarch64-darwin") == [
+            "torch212-cpu-aarch64-darwin",
+            "torch212-metal-aarch64-darwin",
+            "torch213-cpu-aarch64-darwin",
+        ]
+
+    def test_all_systems_sorted_then_file_order(self) -> None:
+        assert names(toml('["cpu"]', "[torch]\n", kernels=("cpu",)), "all") == [
+            "torch212-cpu-aarch64-darwin",
+            "torch213-cpu-aarch64-darwin",
+            "torch211-cxx11-cpu-x86_64-linux",
+            "torch212-cxx11-cpu-x86_64-linux",
+            "torch213-cxx11-cpu-x86_64-linux",
+        ]
+        assert names(toml('["cpu"]', "[torch]\n", kernels=("cpu",)), None) == names(toml('["cpu"]', "[torch]\n", kernels=("cpu",)), "all")
+
+    def test_unknown_system_is_empty(self) -> None:
+        assert names(toml('["cpu"]', "[torch]\n", kernels=("cpu",)), "riscv64-linux") == []
+
+
+class TestStableAbi:
+    def test_per_backend_table(self) -> None:
+        text = toml('["cpu", "cuda"]', '[torch]\n[torch.stable-abi]\ncuda = "2.11"\nrocm = "2.10"\n', kernels=("cpu", "cuda"))
+        result = matrix(loads(text), SETS, "x86_64-linux")
+        assert result.names == [
+            "torch211-cxx11-cpu-x86_64-linux",
+            "torch212-cxx11-cpu-x86_64-linux",
+            "torch213-cxx11-cpu-x86_64-linux",
+            "torch-stable-abi211-cu126-x86_64-linux",
+            "torch-stable-abi211-cu130-x86_64-linux",
+        ]
+        superseded = [s for s in result.skipped if s.reason.startswith("stable ABI")]
+        assert [(s.build_set.label, s.reason) for s in superseded] == [
+            ("torch 2.12 cuda 12.6 x86_64-linux", "stable ABI: superseded by torch 2.13")
+        ]
+        # the surviving stable-ABI variant is built with the newest torch of its group
+        cu126 = next(v for v in result.variants if v.name.startswith("torch-stable-abi211-cu126"))
+        assert cu126.torch == "2.13"
+
+    def test_string_applies_to_every_backend(self) -> None:
+        text = toml('["cpu", "cuda"]', '[torch]\nstable-abi = "2.10"\n', kernels=("cpu", "cuda"))
+        assert names(text) == [
+            "torch-stable-abi210-cpu-x86_64-linux",
+            "torch-stable-abi210-cu126-x86_64-linux",
+            "torch-stable-abi210-cu130-x86_64-linux",
+        ]
+
+    def test_backend_without_kernel_is_noarch(self) -> None:
+        text = toml('["cpu", "cuda"]', '[torch]\n[torch.stable-abi]\ncpu = "2.11"\ncuda = "2.11"\n', kernels=("cuda",))
+        assert names(text) == ["torch-cpu", "torch-stable-abi211-cu126-x86_64-linux", "torch-stable-abi211-cu130-x86_64-linux"]
+
+
+class TestNoarchAndTvmFfi:
+    def test_noarch_one_variant_per_backend(self) -> None:
+        result = matrix(loads(toml('["cpu", "cuda", "tpu", "neuron"]', "[torch-noarch]\n")), SETS, "all")
+        # first occurrence decides the place: aarch64-darwin sets come before x86_64-linux ones
+        assert result.names == ["torch-cpu", "torch-tpu", "torch-cuda"]
+        assert [(v.system, v.torch, v.bundle) for v in result.variants] == [(None, "2.12", True), (None, "2.11", False), (None, "2.12", True)]
+        assert result.notes == ("backend neuron: no build set in build-sets.json",)
+        dup = [d for d in result.decisions if d.included and d.reason != "in"]
+        assert dup[0].reason == "in (same variant as torch 2.12 cpu aarch64-darwin)"
+
+    def test_noarch_bundle_prefers_a_bundle_set(self) -> None:
+        result = matrix(loads(toml('["cpu"]', "[torch-noarch]\n")), SETS, "x86_64-linux")
+        (variant,) = result.variants
+        assert (variant.name, variant.bundle, variant.torch) == ("torch-cpu", True, "2.12")
+        assert [b.torch for b in variant.build_sets] == ["2.11", "2.12", "2.13"]
+
+    def test_tvm_ffi(self) -> None:
+        text = toml('["cpu", "cuda"]', '[tvm-ffi]\nsrc = ["a.cpp"]\n', kernels=("cuda",))
+        result = matrix(loads(text), SETS, "x86_64-linux")
+        assert result.names == ["tvm-ffi01-cpu-x86_64-linux", "tvm-ffi01-cu126-x86_64-linux", "tvm-ffi01-cu130-x86_64-linux"]
+        assert "torch 2.13 cuda 12.6 x86_64-linux" in {s.build_set.label for s in result.skipped if s.reason == "no tvm-ffi version in this build set"}
+
+    def test_bundle_only(self) -> None:
+        result = matrix(loads(toml('["cpu"]', "[torch]\n", kernels=("cpu",))), SETS, "x86_64-linux").bundle_only()
+        assert result.names == ["torch212-cxx11-cpu-x86_64-linux", "torch213-cxx11-cpu-x86_64-linux"]
+
+    def test_variant_for_tpu_is_always_noarch(self) -> None:
+        build = loads(toml('["tpu"]', "[torch]\n"))
+        tpu = next(b for b in SETS if b.backend is Backend.TPU)
+        assert variant_for(build, tpu).name == "torch-tpu"
+
+
+class TestShippedBuildSets:
+    def test_upstream_bundle_matrix_and_local_sets(self) -> None:
+        sets = load_build_sets()
+        assert {b.label for b in sets if b.local} == {
+            "torch 2.13 cpu x86_64-linux",
+            "torch 2.14 cpu x86_64-linux",
+            "torch 2.14 cuda 13.0 x86_64-linux",
+        }
+        build = loads(toml('["cpu", "cuda", "rocm", "xpu", "metal"]', "[torch]\n", kernels=("cpu", "cuda", "rocm", "xpu", "metal")))
+        got = set(matrix(build, sets, "all").bundle_only().names)
+        expected = {f"torch{t}-cpu-aarch64-darwin" for t in ("212", "213")} | {f"torch{t}-metal-aarch64-darwin" for t in ("212", "213")}
+        for t in ("212", "213"):
+            for sysname in ("aarch64-linux", "x86_64-linux"):
+                expected.add(f"torch{t}-cxx11-cpu-{sysname}")
+                expected |= {f"torch{t}-cxx11-{cu}-{sysname}" for cu in ("cu126", "cu130", "cu132")}
+            expected |= {f"torch{t}-cxx11-{r}-x86_64-linux" for r in ("rocm71", "rocm72")}
+        expected |= {"torch212-cxx11-xpu20253-x86_64-linux", "torch213-cxx11-xpu20260-x86_64-linux"}
+        expected |= {"torch214-cxx11-cpu-x86_64-linux", "torch214-cxx11-cu130-x86_64-linux"}
+        assert got == expected
+        non_bundle = {b.label for b in sets if not b.bundle}
+        assert non_bundle == {"torch 2.11 cpu x86_64-linux", "torch 2.11 tpu x86_64-linux"}
+
+    def test_one_file_shared_with_nix(self, repo_root: Path) -> None:
+        assert build_sets_path() == repo_root / "nix" / "build-sets.json"
+
+    def test_env_override(self, tmp_path: Path, monkeypatch) -> None:
+        path = tmp_path / "sets.json"
+        path.write_text(json.dumps({"buildSets": [{"torch": "2.9", "backend": "cpu", "systems": ["x86_64-linux"]}]}))
+        monkeypatch.setenv("KERNEL_BUILDER_BUILD_SETS", str(path))
+        assert load_build_sets() == (BuildSet("2.9", Backend.CPU, "x86_64-linux"),)
+
+    def test_current_system(self) -> None:
+        import platform
+
+        assert current_system() == f"{ {'amd64': 'x86_64', 'arm64': 'aarch64'}.get(platform.machine().lower(), platform.machine().lower())}-{platform.system().lower()}"
+
+
+class TestBuildSetsErrors:
+    @pytest.mark.parametrize(
+        ("data", "fragment"),
+        [
+            ({}, "`buildSets` list"),
+            ({"buildSets": [{"torch": "2.13", "backend": "gpu", "systems": ["x86_64-linux"]}]}, "buildSets[0].backend"),
+            ({"buildSets": [{"torch": "2.13", "backend": "neuron", "systems": ["x86_64-linux"]}]}, "no builds exist for backend neuron"),
+            ({"buildSets": [{"torch": "2.13", "backend": "cuda", "systems": ["x86_64-linux"]}]}, "needs a backendVersion"),
+            ({"buildSets": [{"torch": "2.13", "backend": "cpu", "backendVersion": "1.0", "systems": ["x86_64-linux"]}]}, "takes no backendVersion"),
+            ({"buildSets": [{"torch": "two", "backend": "cpu", "systems": ["x86_64-linux"]}]}, "buildSets[0].torch"),
+            ({"buildSets": [{"backend": "cpu", "systems": ["x86_64-linux"]}]}, "torch is required"),
+            ({"buildSets": [{"torch": "2.13", "backend": "cpu", "systems": ["riscv-linux"]}]}, "systems must be"),
+            ({"buildSets": [{"torch": "2.13", "backend": "cpu", "systems": ["x86_64-linux"], "bundle": "yes"}]}, "bundle must be true or false"),
+            ({"buildSets": [{"torch": "2.13", "backend": "cpu", "systems": ["x86_64-linux"], "cuda": "12"}]}, "unknown keys ['cuda']"),
+            ({"buildSets": [{"torch": "2.13", "backend": "cpu", "systems": ["x86_64-linux"], "local": ["aarch64-linux"]}]}, "local must list"),
+        ],
+    )
+    def test_errors_name_the_entry(self, data: dict, fragment: str) -> None:
+        with pytest.raises(ConfigError) as info:
+            parse_build_sets(data, "sets.json")
+        assert fragment in str(info.value) and "sets.json" in str(info.value)
+
+    def test_missing_file(self, tmp_path: Path) -> None:
+        with pytest.raises(ConfigError, match="KERNEL_BUILDER_BUILD_SETS"):
+            load_build_sets(tmp_path / "none.json")

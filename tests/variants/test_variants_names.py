@@ -1,0 +1,174 @@
+"""Variant names: format/parse round-trips, and the reference loader reads our names the same way."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kernel_builder.variants import names
+from kernel_builder.variants.names import Compute, Kind, Variant
+
+# The reference loader's parser (PyPI kernels==0.17.2): test-only oracle.
+from kernels.variants import ArchVariant, NoarchVariant, parse_variant
+
+CPUS = st.sampled_from(["x86_64", "aarch64"])
+OSES = st.sampled_from(["linux", "darwin", "windows"])
+small = st.integers(min_value=0, max_value=9)
+minor = st.integers(min_value=0, max_value=40)
+computes = st.one_of(
+    st.sampled_from(["cpu", "metal", "neuron", "tpu"]).map(Compute),
+    st.builds(lambda b, M, m: Compute(b, (M, m)), st.sampled_from(["cuda", "rocm", "xpu", "cann"]), st.integers(0, 3000), small),
+)
+arch_variants = st.one_of(
+    st.builds(lambda v, c, cpu, os, tag: Variant.torch(v, c, cpu, os, cxx11=tag), st.tuples(small, minor), computes, CPUS, OSES, st.sampled_from([None, True, False])),
+    st.builds(Variant.stable_abi, st.tuples(small, minor), computes, CPUS, OSES),
+    st.builds(Variant.tvm_ffi, st.tuples(small, minor), computes, CPUS, OSES),
+)
+noarch_variants = st.from_regex(r"[a-z][a-z0-9]{0,8}(-[a-z0-9]{1,5})?", fullmatch=True).map(Variant.noarch_for)
+variants = st.one_of(arch_variants, noarch_variants)
+
+
+class TestParseFormat:
+    @pytest.mark.parametrize(
+        ("name", "expected"),
+        [
+            ("torch213-cxx11-cu130-x86_64-linux", Variant.torch((2, 13), Compute("cuda", (13, 0)), "x86_64", "linux", cxx11=True)),
+            ("torch212-cpu-aarch64-darwin", Variant.torch((2, 12), Compute("cpu"), "aarch64", "darwin")),
+            ("torch212-metal-aarch64-darwin", Variant.torch((2, 12), Compute("metal"), "aarch64", "darwin")),
+            ("torch212-cxx11-rocm71-x86_64-linux", Variant.torch((2, 12), Compute("rocm", (7, 1)), "x86_64", "linux", cxx11=True)),
+            ("torch212-cxx11-xpu20253-x86_64-linux", Variant.torch((2, 12), Compute("xpu", (2025, 3)), "x86_64", "linux", cxx11=True)),
+            ("torch29-cxx98-cu118-x86_64-linux", Variant.torch((2, 9), Compute("cuda", (11, 8)), "x86_64", "linux", cxx11=False)),
+            ("torch-stable-abi211-cu126-x86_64-linux", Variant.stable_abi((2, 11), Compute("cuda", (12, 6)), "x86_64", "linux")),
+            ("tvm-ffi01-cu126-x86_64-linux", Variant.tvm_ffi((0, 1), Compute("cuda", (12, 6)), "x86_64", "linux")),
+            ("torch212-cu126-x86_64-windows", Variant.torch((2, 12), Compute("cuda", (12, 6)), "x86_64", "windows")),
+            ("torch-cuda", Variant.noarch_for("cuda")),
+            ("torch-universal", Variant.noarch_for("universal")),
+            ("torch-npu", Variant.noarch_for("npu")),
+        ],
+    )
+    def test_known_names(self, name: str, expected: Variant) -> None:
+        assert names.parse(name) == expected
+        assert str(expected) == name
+        assert names.format(expected) == name
+
+    def test_views(self) -> None:
+        v = names.parse("torch213-cxx11-cu130-x86_64-linux")
+        assert (v.kind, v.backend, v.system, v.is_noarch) == (Kind.TORCH, "cuda", "x86_64-linux", False)
+        n = names.parse("torch-rocm")
+        assert (n.kind, n.backend, n.system, n.is_noarch) == (Kind.NOARCH, "rocm", None, True)
+
+    @pytest.mark.parametrize(
+        ("name", "fragment"),
+        [
+            ("torch213-cpu", "expected <compute>-<cpu>-<os>"),
+            ("torch213-cxx11-cpu-x86_64", "expected <compute>-<cpu>-<os>"),
+            ("torchX13-cpu-x86_64-linux", "expected torch<M><m>"),
+            ("torch213-gpu-x86_64-linux", "unknown compute part 'gpu'"),
+            ("torch213-cu1-x86_64-linux", "unknown compute part 'cu1'"),
+            ("torch-stable-abi-cpu-x86_64-linux", "torch-stable-abi<M><m>"),
+            ("tvm-ffi-cpu-x86_64-linux", "tvm-ffi<M><m>"),
+            ("jax01-cpu-x86_64-linux", "unknown framework"),
+            ("torch-", "needs a backend name"),
+            ("", "invalid variant name"),
+        ],
+    )
+    def test_invalid(self, name: str, fragment: str) -> None:
+        with pytest.raises(ValueError, match="invalid variant name") as info:
+            names.parse(name)
+        assert fragment in str(info.value)
+        assert names.try_parse(name) is None
+
+    @pytest.mark.parametrize(
+        "make",
+        [
+            lambda: Compute("cuda", (12, 10)),  # cu1210 would read back as 121.0
+            lambda: Compute("cuda"),
+            lambda: Compute("cpu", (1, 0)),
+            lambda: Compute("gpu"),
+            lambda: Variant.torch((10, 1), "cpu", "x86_64", "linux"),  # torch101 reads back as 1.01
+            lambda: Variant.stable_abi((2, 11), "cpu", "x86_64", "linux").__class__(Kind.STABLE_ABI, (2, 11), Compute("cpu"), "x86_64", "linux", True),
+            lambda: Variant.torch((2, 13), "cpu", "x86-64", "linux"),
+            lambda: Variant(Kind.NOARCH, (2, 13), noarch="cpu"),
+        ],
+    )
+    def test_unrepresentable_values_are_rejected(self, make) -> None:
+        with pytest.raises(ValueError):
+            make()
+
+    def test_version_inputs(self) -> None:
+        from kernel_builder.config.model import Version
+
+        for value in [(2, 13), [2, 13], "2.13", "2.13.1", Version.parse("2.13"), (2, 13, 1)]:
+            assert Variant.torch(value, "cpu", "x86_64", "linux").version == (2, 13)
+        assert Compute("rocm", (7,)).version == (7, 0)
+        assert Compute("cuda", Version.parse("13.0")).name == "cu130"
+        assert Compute("xpu", "2025.3.2").name == "xpu20253"
+        with pytest.raises(ValueError):
+            Compute("cuda", "13.x")
+
+    @given(variants)
+    @settings(max_examples=300)
+    def test_round_trip(self, variant: Variant) -> None:
+        assert names.parse(names.format(variant)) == variant
+        assert names.parse(str(variant)).name == variant.name
+
+
+def _reference_parts(name: str) -> tuple:
+    """What the reference loader sees in a name, as plain values."""
+    ref = parse_variant(name)
+    if isinstance(ref, NoarchVariant):
+        return ("noarch", ref.arch.backend_name)
+    assert isinstance(ref, ArchVariant)
+    framework = type(ref.framework).__name__
+    version = (ref.framework.version.major, ref.framework.version.minor)
+    cxx11 = getattr(ref.framework, "cxx11_abi", None)
+    backend = ref.arch.backend
+    backend_version = getattr(backend, "version", None)
+    bv = None if backend_version is None else (backend_version.major, backend_version.minor)
+    return (framework, version, cxx11, backend.name, bv, ref.arch.platform, ref.arch.os, ref.variant_str)
+
+
+def _our_parts(variant: Variant) -> tuple:
+    if variant.is_noarch:
+        return ("noarch", variant.noarch)
+    framework = {Kind.TORCH: "Torch", Kind.STABLE_ABI: "TorchStableAbi", Kind.TVM_FFI: "TvmFfi"}[variant.kind]
+    return (
+        framework,
+        variant.version,
+        variant.cxx11,
+        variant.compute.backend,
+        variant.compute.version,
+        variant.cpu,
+        variant.os,
+        variant.name,
+    )
+
+
+class TestReferenceLoaderReadsOurNames:
+    @given(variants)
+    @settings(max_examples=400)
+    def test_same_parts(self, variant: Variant) -> None:
+        assert _reference_parts(variant.name) == _our_parts(variant)
+
+    def test_matrix_names(self, repo_root) -> None:
+        """Every name the shipped build sets can produce parses the same in the reference."""
+        from kernel_builder.config.model import Backend, Build, General, Kernel, Torch, TorchNoarch, TvmFfi, Version
+        from kernel_builder.variants.buildsets import load_build_sets
+        from kernel_builder.variants.matrix import matrix
+
+        every = tuple(Backend)
+        general = General(name="kern", version=1, license="MIT", backends=every)
+        kernels = {b.value: Kernel(b, ("x.cpp",), ()) for b in (Backend.CPU, Backend.CUDA, Backend.METAL, Backend.ROCM, Backend.XPU)}
+        builds = [
+            Build(general, Torch(), kernels),
+            Build(general, Torch(stable_abi=Version.parse("2.11")), kernels),
+            Build(general, TorchNoarch()),
+            Build(general, TvmFfi(src=("a.cpp",)), kernels),
+        ]
+        seen = set()
+        for build in builds:
+            for v in matrix(build, load_build_sets(), "all").variants:
+                seen.add(v.name)
+                assert _reference_parts(v.name) == _our_parts(names.parse(v.name))
+        assert len(seen) > 40
