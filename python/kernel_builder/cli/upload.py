@@ -1,0 +1,98 @@
+"""``kernel-builder upload``: publish built variants to the Hugging Face Hub."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+__all__ = ["upload"]
+
+
+@click.command("upload")
+@click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--repo-id", metavar="ORG/NAME", help="Repository to publish to (default: [general.hub] repo-id).")
+@click.option("--branch", metavar="BRANCH", help="Branch for the variants (default: [general.hub] branch, else v<version>).")
+@click.option("--private", is_flag=True, help="Create the repository as private (only when it does not exist yet).")
+@click.option(
+    "--repo-type",
+    type=click.Choice(["kernel", "model"]),
+    default="kernel",
+    show_default=True,
+    help="Hub repository type.",
+)
+@click.option("--create-pr", is_flag=True, help="Open pull requests instead of committing to the branches directly.")
+@click.option("--dry-run", is_flag=True, help="Print the exact operations per branch and write nothing.")
+@click.option(
+    "--output-json",
+    type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+    metavar="PATH",
+    help="Write {status, repo_id, branch, url, pull_requests} as JSON to PATH ('-' for stdout).",
+)
+@click.option("--force", is_flag=True, help="Upload even if the tree fails the layout, metadata or digest checks.")
+def upload(
+    directory: Path,
+    repo_id: str | None,
+    branch: str | None,
+    private: bool,
+    repo_type: str,
+    create_pr: bool,
+    dry_run: bool,
+    output_json: Path | None,
+    force: bool,
+) -> None:
+    """Publish the built variants of DIRECTORY to the Hub.
+
+    Variants are found in DIRECTORY/result, DIRECTORY/build or DIRECTORY itself. They go
+    to the version branch (v<version> from their metadata, all variants must agree) under
+    build/<variant>/, with benchmarks/benchmark*.py; the kernel card (CARD.md rendered, or
+    a default card) goes to main as README.md. The repository and branch are created
+    when missing.
+
+    Only new or changed files are sent, in one commit per branch, so a failed upload
+    leaves the branch as it was and rerunning is safe. Files under an uploaded variant's
+    directory that no longer exist locally are deleted; other variants stay. On a new
+    branch, everything under build/ that is not uploaded is removed.
+
+    The token comes from HF_TOKEN or `hf auth login`; the endpoint from HF_ENDPOINT.
+
+    \b
+    Examples:
+      kernel-builder upload examples/relu --dry-run
+      kernel-builder upload . --repo-id my-org/relu --output-json upload.json
+    """
+    from kernel_builder.hub.client import make_api
+    from kernel_builder.hub.upload import UploadOptions, format_plans
+    from kernel_builder.hub.upload import upload as run_upload
+
+    options = UploadOptions(
+        directory=directory,
+        repo_id=repo_id,
+        branch=branch,
+        private=private,
+        repo_type=repo_type,
+        create_pr=create_pr,
+        dry_run=dry_run,
+        force=force,
+    )
+    log = lambda message: click.echo(message, err=True)  # noqa: E731
+    result = run_upload(options, make_api(), log=log)
+
+    if result.status == "dry_run":
+        click.echo(format_plans(result))
+        click.echo("dry run: nothing was written", err=True)
+    elif result.status == "no_changes":
+        click.echo(f"No changes: {result.repo_id}@{result.branch} is already up to date ({result.url})")
+    elif result.status == "pull_request_created":
+        for pr in result.pull_requests:
+            click.echo(f"Pull request for {pr.branch}: {pr.url}")
+    else:
+        click.echo(f"Uploaded to {result.url}")
+
+    if output_json is not None:
+        text = json.dumps(result.to_json(), indent=2) + "\n"
+        if str(output_json) == "-":
+            click.echo(text, nl=False)
+        else:
+            output_json.write_text(text, encoding="utf-8")

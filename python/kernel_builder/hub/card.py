@@ -1,0 +1,135 @@
+"""The kernel card: the README.md that ``upload`` puts on the repo's ``main`` branch.
+
+A kernel may carry a Jinja2 template ``CARD.md`` next to build.toml (``init`` writes one);
+without one the default template shipped with kernel-builder is used. Either way the
+template sees the same context, read from the source (or, for a bare build tree, from a
+variant): ``repo_id``, ``version``, ``functions`` (``__all__`` minus ``layers``),
+``layers`` (classes of the ``layers`` module, only if ``__all__`` exports ``layers``),
+``has_benchmark``, ``upstream``, ``source`` and ``license`` (lower-cased, as the Hub's
+YAML metadata expects).
+"""
+
+from __future__ import annotations
+
+import ast
+from importlib import resources
+from pathlib import Path
+
+import attrs
+
+from kernel_builder.errors import ConfigError
+
+__all__ = [
+    "CardContext",
+    "default_template",
+    "exported_names",
+    "layer_classes",
+    "context_for_module",
+    "render_card",
+]
+
+
+@attrs.frozen
+class CardContext:
+    """Everything a card template may use."""
+
+    repo_id: str
+    version: int
+    license: str
+    functions: tuple[str, ...] = ()
+    layers: tuple[str, ...] = ()
+    has_benchmark: bool = False
+    upstream: str | None = None
+    source: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        data = attrs.asdict(self)
+        data["license"] = self.license.lower()
+        data["functions"] = list(self.functions) or None
+        data["layers"] = list(self.layers) or None
+        return data
+
+
+def default_template() -> str:
+    """The template used when a kernel has no CARD.md of its own."""
+    return resources.files("kernel_builder.cli").joinpath("templates/CARD.md").read_text(encoding="utf-8")
+
+
+def _parse(path: Path) -> ast.Module | None:
+    try:
+        return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return None
+
+
+def exported_names(init_py: Path) -> list[str]:
+    """The string items of a literal ``__all__`` in ``init_py``; [] when absent."""
+    tree = _parse(init_py)
+    if tree is None:
+        return []
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
+            if isinstance(node.value, (ast.List, ast.Tuple)):
+                return [e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    return []
+
+
+def layer_classes(module_dir: Path) -> list[str]:
+    """Class names defined at the top of ``layers/__init__.py`` or ``layers.py``."""
+    for candidate in (module_dir / "layers" / "__init__.py", module_dir / "layers.py"):
+        tree = _parse(candidate)
+        if tree is not None:
+            return [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+    return []
+
+
+def context_for_module(
+    module_dir: Path | None,
+    *,
+    repo_id: str,
+    version: int,
+    license: str,
+    has_benchmark: bool,
+    upstream: str | None = None,
+    source: str | None = None,
+) -> CardContext:
+    """The card context of a Python module directory (``torch-ext/<name>`` or a variant)."""
+    names = exported_names(module_dir / "__init__.py") if module_dir is not None else []
+    layers = layer_classes(module_dir) if module_dir is not None and "layers" in names else []
+    return CardContext(
+        repo_id=repo_id,
+        version=version,
+        license=license,
+        functions=tuple(n for n in names if n != "layers"),
+        layers=tuple(layers),
+        has_benchmark=has_benchmark,
+        upstream=upstream,
+        source=source,
+    )
+
+
+def render_card(template: str, context: CardContext, *, template_path: Path | None = None) -> str:
+    """Render ``template`` (Jinja2, ``trim_blocks``); an unknown variable is an error."""
+    import jinja2
+
+    env = jinja2.Environment(
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+    )
+    where = template_path or "the default card template"
+    try:
+        return env.from_string(template).render(**context.as_dict())
+    except jinja2.TemplateSyntaxError as exc:
+        raise ConfigError(
+            f"{where}:{exc.lineno}: card template syntax error: {exc.message}",
+            hint="CARD.md is a Jinja2 template; see docs/publishing.md for the variables it can use",
+        ) from None
+    except jinja2.UndefinedError as exc:
+        raise ConfigError(
+            f"{where}: card template uses an unknown variable: {exc.message}",
+            hint="available: repo_id, version, functions, layers, has_benchmark, upstream, source, license",
+        ) from None

@@ -1,0 +1,54 @@
+"""The one place an ``HfApi`` is made, and Hub errors turned into ``HubError``.
+
+The endpoint comes from the argument, else ``HF_ENDPOINT``, else huggingface.co; the
+token from the argument, else huggingface_hub's usual lookup (``HF_TOKEN``, the saved
+login), passed explicitly so ``HF_HUB_DISABLE_IMPLICIT_TOKEN`` does not drop it. The token is handed to ``HfApi`` and never printed, logged or put in a message.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+from kernel_builder.errors import HubError
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
+
+__all__ = ["make_api", "hub_error", "repo_url"]
+
+DEFAULT_ENDPOINT = "https://huggingface.co"
+URL_PREFIX = {"model": "", "dataset": "datasets/", "space": "spaces/", "kernel": "kernels/"}
+
+
+def make_api(endpoint: str | None = None, token: str | None = None) -> HfApi:
+    """An ``HfApi`` for ``endpoint`` (default: ``HF_ENDPOINT`` or huggingface.co)."""
+    from huggingface_hub import HfApi, get_token
+
+    endpoint = endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT
+    # Passed explicitly so that publishing sends it even where implicit tokens are off.
+    token = token or get_token()
+    return HfApi(endpoint=endpoint.rstrip("/"), token=token, library_name="kernel-builder")
+
+
+def repo_url(endpoint: str, repo_type: str, repo_id: str, branch: str | None = None) -> str:
+    """The web URL of a repo (or of one branch's tree)."""
+    url = f"{endpoint.rstrip('/')}/{URL_PREFIX[repo_type]}{repo_id}"
+    return f"{url}/tree/{branch}" if branch else url
+
+
+def hub_error(exc: Exception, what: str, *, hint: str | None = None) -> HubError:
+    """A ``HubError`` for a failed Hub call: ``what`` names the action, repo and branch."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    status = None
+    detail = str(exc).strip().splitlines()
+    if isinstance(exc, HfHubHTTPError) and exc.response is not None:
+        status = exc.response.status_code
+        server = exc.server_message or ""
+        detail = [line for line in (server.strip(), *(detail[:1] if not server else ())) if line]
+    summary = "; ".join(dict.fromkeys(d for d in detail if d))[:500]
+    status_text = f" (HTTP {status})" if status else ""
+    if hint is None and status in (401, 403):
+        hint = "check that your token (HF_TOKEN or `hf auth login`) can write to this repo or organization"
+    return HubError(f"{what} failed{status_text}: {summary or type(exc).__name__}", hint=hint)

@@ -1,0 +1,170 @@
+"""The local side of an upload: the built tree, its checks, the target and the card.
+
+``read_tree`` finds the variants (``layout.discover_variants``) and reads their metadata
+and, for a kernel source, build.toml; ``check_tree`` lists layout, metadata and digest
+problems; ``choose_target`` settles the repo id and branch; ``render_tree_card`` renders
+the card. Nothing here talks to the Hub.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import attrs
+
+from kernel_builder.errors import CheckError, ConfigError
+from kernel_builder.hub import card as cardlib
+from kernel_builder.hub.plan import LocalFile, local_file
+
+if TYPE_CHECKING:
+    from kernel_builder.config.model import Build
+    from kernel_builder.metadata import Metadata
+
+__all__ = [
+    "LocalTree",
+    "read_tree",
+    "check_tree",
+    "dirty_variants",
+    "choose_target",
+    "benchmark_files",
+    "render_tree_card",
+]
+
+
+@attrs.frozen
+class LocalTree:
+    """A built tree on disk: where it is, its variants and (for a kernel source) build.toml."""
+
+    kernel_dir: Path
+    build_dir: Path
+    variants: dict[str, Path]
+    metadata: dict[str, Metadata]
+    build: Build | None = None
+
+
+def read_tree(directory: Path) -> LocalTree:
+    """Find the variants under ``directory`` and read every metadata.json."""
+    from kernel_builder.layout import discover_variants
+    from kernel_builder.metadata import Metadata
+
+    directory = Path(directory)
+    if not directory.is_dir():
+        raise CheckError(f"{directory} is not a directory", hint="pass the kernel directory or a build tree")
+    build_dir, variant_dirs = discover_variants(directory)
+    build = None
+    if (directory / "build.toml").is_file():
+        from kernel_builder.config import load
+
+        build = load(directory)
+    metadata = {v.name: Metadata.read(v / "metadata.json") for v in variant_dirs}
+    return LocalTree(directory, build_dir, {v.name: v for v in variant_dirs}, metadata, build)
+
+
+def _external_check(build_dir: Path) -> list[str]:
+    """``kernel_builder.build.checks.check_tree`` (layout, ABI, ...) when the build package has it."""
+    try:
+        checks = importlib.import_module("kernel_builder.build.checks")
+    except ImportError:
+        return []
+    check = getattr(checks, "check_tree", None)
+    if check is None:
+        return []
+    try:
+        reports = check(build_dir)
+    except CheckError as exc:
+        return [line.strip() for line in exc.message.splitlines() if line.strip()]
+    problems = []
+    for report in reports or []:
+        problems.extend(f"{getattr(report, 'variant', '?')}: {e}" for e in getattr(report, "errors", ()))
+    return problems
+
+
+def check_tree(tree: LocalTree) -> list[str]:
+    """Layout, metadata and digest problems of every variant (empty when the tree is fine)."""
+    from kernel_builder.digest import validate_digest
+
+    problems: list[str] = []
+    for name, variant in tree.variants.items():
+        if not (variant / "__init__.py").is_file():
+            problems.append(f"{name}: no __init__.py at the variant root")
+        metadata = tree.metadata[name]
+        if metadata.digest is None:
+            problems.append(f"{name}: metadata.json has no digest (run `kernel-builder hash`)")
+            continue
+        problems.extend(f"{name}: {v}" for v in validate_digest(variant, metadata.digest))
+    if not problems:
+        problems.extend(_external_check(tree.build_dir))
+    return problems
+
+
+def dirty_variants(tree: LocalTree) -> list[str]:
+    return [n for n, m in tree.metadata.items() if m.provenance is not None and m.provenance.dirty]
+
+
+def choose_target(tree: LocalTree, repo_id: str | None, branch: str | None) -> tuple[str, str, int]:
+    """``(repo_id, branch, version)`` from the options, build.toml and the variants' metadata."""
+    hub = tree.build.general.hub if tree.build is not None else None
+    repo_id = repo_id or (hub.repo_id if hub is not None else None)
+    if not repo_id:
+        raise ConfigError(
+            "no repository to upload to",
+            hint="pass --repo-id ORG/NAME or set `repo-id` under [general.hub] in build.toml",
+        )
+    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
+        raise ConfigError(f"repository id {repo_id!r} must look like ORG/NAME", hint="for example --repo-id my-org/relu")
+    versions = {m.version for m in tree.metadata.values()}
+    if len(versions) != 1:
+        listing = ", ".join(f"{n}: v{m.version}" for n, m in sorted(tree.metadata.items()))
+        raise CheckError(
+            f"the variants in {tree.build_dir} disagree on the version ({listing})",
+            hint="rebuild all variants from one build.toml, or remove the stale ones",
+        )
+    version = versions.pop()
+    branch = branch or (hub.branch if hub is not None else None) or f"v{version}"
+    return repo_id, branch, version
+
+
+def benchmark_files(tree: LocalTree) -> list[LocalFile]:
+    for folder in (tree.kernel_dir / "benchmarks", tree.build_dir / "benchmarks"):
+        if folder.is_dir():
+            return [local_file(f"benchmarks/{p.name}", p) for p in sorted(folder.glob("benchmark*.py")) if p.is_file()]
+    return []
+
+
+def render_tree_card(tree: LocalTree, repo_id: str, version: int) -> str | None:
+    """The card text: the kernel's CARD.md template, a pre-rendered build/CARD.md, or the default."""
+    has_benchmark = any(
+        (d / "benchmarks" / "benchmark.py").is_file() for d in (tree.kernel_dir, tree.build_dir)
+    )
+    template_path = tree.kernel_dir / "CARD.md" if tree.build is not None else None
+    if template_path is not None and template_path.is_file():
+        template = template_path.read_text(encoding="utf-8")
+    elif (tree.build_dir / "CARD.md").is_file():
+        return (tree.build_dir / "CARD.md").read_text(encoding="utf-8")
+    else:
+        template, template_path = cardlib.default_template(), None
+    first = tree.metadata[sorted(tree.metadata)[0]]
+    module_dir: Path | None = tree.variants[sorted(tree.variants)[0]]
+    license, upstream, source = first.license, first.upstream, first.source
+    if tree.build is not None:
+        general = tree.build.general
+        for ext in ("torch-ext", "tvm-ffi-ext"):
+            candidate = tree.kernel_dir / ext / tree.build.python_name
+            if candidate.is_dir():
+                module_dir = candidate
+                break
+        license = general.license
+        upstream = str(general.upstream) if general.upstream is not None else None
+        source = str(general.source) if general.source is not None else None
+    context = cardlib.context_for_module(
+        module_dir,
+        repo_id=repo_id,
+        version=version,
+        license=license,
+        has_benchmark=has_benchmark,
+        upstream=upstream,
+        source=source,
+    )
+    return cardlib.render_card(template, context, template_path=template_path)

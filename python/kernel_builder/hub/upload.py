@@ -1,0 +1,349 @@
+"""Publish a built tree to the Hub: the variants to the version branch, the card to ``main``.
+
+Steps (each a small function below, glued together by ``upload``):
+
+1. read the tree: variants and their metadata (``layout.discover_variants``), build.toml
+   when the directory is a kernel source;
+2. check it (layout, metadata, digests) unless forced, and warn about dirty builds;
+3. work out the repo id and the branch (``--branch``, ``[general.hub] branch``, else
+   ``v<version>`` agreed by all variants);
+4. read the remote state (refs, one recursive tree listing per branch) and plan each
+   branch as adds of new or changed files plus deletes of stale ones (``hub.plan``);
+5. unless a dry run: create the repo and branch when missing, then make **one commit per
+   branch** (batches only above 1000 operations) with ``parent_commit`` set, so a
+   concurrent push or a failure never leaves a branch half-updated.
+
+Only changed files are sent: an unchanged tree makes no commit and sends no content.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from kernel_builder.errors import CheckError, HubError
+from kernel_builder.hub.client import hub_error, repo_url
+from kernel_builder.hub.plan import (
+    MAX_OPS_PER_COMMIT,
+    BranchPlan,
+    LocalFile,
+    local_file,
+    plan_main_branch,
+    plan_version_branch,
+    variant_files,
+)
+from kernel_builder.hub.tree import (
+    LocalTree,
+    benchmark_files,
+    check_tree,
+    choose_target,
+    dirty_variants,
+    read_tree,
+    render_tree_card,
+)
+
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
+
+__all__ = [
+    "UploadOptions",
+    "UploadResult",
+    "PullRequest",
+    "upload",
+    "format_plans",
+    "COMMIT_MESSAGE",
+]
+
+COMMIT_MESSAGE = "Uploaded using `kernel-builder`."
+Log = Callable[[str], None]
+
+
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+@attrs.frozen
+class UploadOptions:
+    directory: Path
+    repo_id: str | None = None
+    branch: str | None = None
+    private: bool = False
+    repo_type: str = "kernel"
+    create_pr: bool = False
+    dry_run: bool = False
+    force: bool = False
+
+
+@attrs.frozen
+class PullRequest:
+    branch: str
+    url: str
+
+
+@attrs.frozen
+class UploadResult:
+    """What happened. ``status`` is ``uploaded``, ``no_changes``, ``pull_request_created`` or ``dry_run``."""
+
+    status: str
+    repo_id: str
+    branch: str
+    url: str
+    plans: tuple[BranchPlan, ...] = ()
+    commits: tuple[str, ...] = ()
+    pull_requests: tuple[PullRequest, ...] = ()
+    repo_created: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "repo_id": self.repo_id,
+            "branch": self.branch,
+            "url": self.url,
+            "pull_requests": [{"branch": pr.branch, "url": pr.url} for pr in self.pull_requests],
+        }
+
+
+# -- 4. remote state ----------------------------------------------------------------------
+def _remote_refs(api: HfApi, repo_id: str, repo_type: str) -> dict[str, str] | None:
+    """Branch name -> head commit, or ``None`` when the repo does not exist."""
+    from huggingface_hub.errors import RepositoryNotFoundError
+
+    try:
+        refs = api.list_repo_refs(repo_id, repo_type=repo_type)
+    except RepositoryNotFoundError:
+        return None
+    except Exception as exc:
+        raise hub_error(exc, f"reading the branches of {repo_id}") from None
+    return {b.name: b.target_commit for b in refs.branches}
+
+
+def _remote_id(entry: Any) -> str:
+    """A remote file's id as the planner compares it: ``sha256:<hex>`` for LFS/xet files."""
+    lfs = getattr(entry, "lfs", None)
+    return f"sha256:{lfs.sha256}" if lfs is not None else entry.blob_id
+
+
+def _remote_files(api: HfApi, repo_id: str, repo_type: str, commit: str, recursive: bool = True) -> dict[str, str]:
+    """Path -> id (git blob id, or ``sha256:<hex>`` for LFS files) of every file at ``commit``."""
+    try:
+        entries = api.list_repo_tree(repo_id, repo_type=repo_type, revision=commit, recursive=recursive)
+        return {e.path: _remote_id(e) for e in entries if hasattr(e, "blob_id")}
+    except Exception as exc:
+        raise hub_error(exc, f"listing the files of {repo_id}@{commit[:12]}") from None
+
+
+# -- 5. write -----------------------------------------------------------------------------
+def _operations(adds: tuple[LocalFile, ...], deletes: tuple[str, ...]) -> list[Any]:
+    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
+
+    ops: list[Any] = [CommitOperationDelete(path_in_repo=p, is_folder=False) for p in deletes]
+    for f in adds:
+        ops.append(CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=f.content if f.content is not None else str(f.source)))
+    return ops
+
+
+def _commit_plan(
+    api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, create_pr: bool, log: Log
+) -> tuple[list[str], list[PullRequest]]:
+    """Commit one branch's plan; returns the commit ids and any pull requests opened."""
+    from huggingface_hub.errors import HfHubHTTPError
+
+    commits: list[str] = []
+    prs: list[PullRequest] = []
+    batches = plan.batches(MAX_OPS_PER_COMMIT)
+    parent = plan.parent_commit
+    revision = plan.branch
+    for index, (adds, deletes) in enumerate(batches, 1):
+        message = COMMIT_MESSAGE if len(batches) == 1 else f"{COMMIT_MESSAGE} (batch {index}/{len(batches)})"
+        size = sum(f.size for f in adds)
+        log(f"Committing to {plan.branch}: {len(adds)} file(s) ({_human(size)}), {len(deletes)} deletion(s)")
+        try:
+            info = api.create_commit(
+                repo_id,
+                repo_type=repo_type,
+                operations=_operations(adds, deletes),
+                commit_message=message,
+                revision=revision,
+                parent_commit=parent if not (create_pr and index > 1) else None,
+                create_pr=create_pr and index == 1,
+            )
+        except (HfHubHTTPError, OSError, ValueError) as exc:
+            status = getattr(getattr(exc, "response", None), "status_code", None)
+            if status == 412:
+                hint = f"{repo_id}@{plan.branch} changed while uploading; nothing was committed. Rerun the upload."
+            else:
+                scope = f"batch {index}/{len(batches)}" if len(batches) > 1 else "this commit"
+                hint = (
+                    f"{plan.branch} did not change by {scope} (a commit is all or nothing); "
+                    "rerunning `kernel-builder upload` is safe and only sends what is missing"
+                )
+            raise hub_error(exc, f"committing to {repo_id}@{plan.branch}", hint=hint) from None
+        commits.append(info.oid)
+        parent = info.oid
+        if create_pr and index == 1 and info.pr_url:
+            prs.append(PullRequest(plan.branch, info.pr_url))
+            revision = info.pr_revision or revision
+    return commits, prs
+
+
+def _human(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+def _hash_files(tree: LocalTree) -> dict[str, list[LocalFile]]:
+    """Read and hash each variant's files, with a progress bar on stderr."""
+    from huggingface_hub.utils import tqdm
+
+    out: dict[str, list[LocalFile]] = {}
+    with tqdm(total=len(tree.variants), desc="Hashing variants", unit="variant", file=sys.stderr,
+              disable=len(tree.variants) < 2 or None) as bar:
+        for name, path in tree.variants.items():
+            out[name] = variant_files(path, f"build/{name}")
+            bar.update(1)
+    return out
+
+
+def _check(tree: LocalTree, force: bool, log: Log) -> None:
+    """Refuse a tree that fails its checks (unless forced); warn about dirty builds."""
+    if force:
+        log("Skipping the tree checks (--force).")
+    elif problems := check_tree(tree):
+        listing = "\n  ".join(problems)
+        raise CheckError(
+            f"refusing to upload {tree.build_dir}: the tree fails its checks:\n  {listing}",
+            hint="rebuild, or rerun `kernel-builder hash` if you changed files on purpose; --force uploads anyway",
+        )
+    if dirty := dirty_variants(tree):
+        log(f"warning: built from a dirty git tree (uncommitted changes): {', '.join(dirty)}")
+
+
+def _plan(
+    api: HfApi,
+    repo_id: str,
+    repo_type: str,
+    branch: str,
+    refs: dict[str, str],
+    variants: dict[str, list[LocalFile]],
+    benchmarks: list[LocalFile],
+    card: LocalFile | None,
+) -> tuple[BranchPlan, BranchPlan | None]:
+    """The version branch's plan and ``main``'s (``None`` when the card goes to the version branch)."""
+    exists = branch in refs
+    base = refs.get(branch) if exists else refs.get("main")
+    remote = _remote_files(api, repo_id, repo_type, base) if base else {}
+    version_plan = plan_version_branch(branch, variants, benchmarks, remote, branch_exists=exists, parent_commit=base)
+    if card is None:
+        return version_plan, None
+    if branch == "main":
+        card_adds = plan_main_branch(card, remote, base).adds
+        return attrs.evolve(version_plan, adds=version_plan.adds + card_adds), None
+    main_head = refs.get("main")
+    remote_main = _remote_files(api, repo_id, repo_type, main_head, recursive=False) if main_head else {}
+    return version_plan, plan_main_branch(card, remote_main, main_head)
+
+
+def upload(options: UploadOptions, api: HfApi, log: Log = _stderr) -> UploadResult:
+    """Upload ``options.directory`` (see the module docstring for the steps)."""
+    tree = read_tree(options.directory)
+    _check(tree, options.force, log)
+    repo_id, branch, version = choose_target(tree, options.repo_id, options.branch)
+    repo_type = options.repo_type
+    card_text = render_tree_card(tree, repo_id, version)
+    card = local_file("README.md", content=card_text.encode("utf-8")) if card_text is not None else None
+    variants = _hash_files(tree)
+
+    refs = _remote_refs(api, repo_id, repo_type)
+    missing_repo = refs is None
+    if missing_repo and options.create_pr:
+        raise HubError(
+            f"{repo_id} does not exist, and --create-pr cannot create it",
+            hint="ask a maintainer of the organization to create the repository",
+        )
+    if missing_repo and not options.dry_run:
+        repo_id, refs = _create_repo(api, repo_id, repo_type, options.private, log)
+    refs = refs or {}
+    if branch not in refs and options.create_pr:
+        raise HubError(
+            f"{repo_id} has no branch {branch}, and --create-pr cannot create it",
+            hint=f"ask a maintainer of {repo_id} to create the branch {branch}",
+        )
+    version_plan, main_plan = _plan(api, repo_id, repo_type, branch, refs, variants, benchmark_files(tree), card)
+    plans = tuple(p for p in (version_plan, main_plan) if p is not None)
+    url = repo_url(api.endpoint, repo_type, repo_id, branch)
+    if options.dry_run:
+        return UploadResult("dry_run", repo_id, branch, url, plans, repo_created=missing_repo)
+
+    commits: list[str] = []
+    prs: list[PullRequest] = []
+    if version_plan.create and not version_plan.empty:
+        _create_branch(api, repo_id, repo_type, branch, refs.get("main"))
+    for plan in plans:
+        if plan.empty:
+            log(f"{plan.branch}: nothing changed ({plan.unchanged} file(s) already up to date)")
+            continue
+        try:
+            done, opened = _commit_plan(api, repo_id, repo_type, plan, options.create_pr, log)
+        except HubError:
+            if plan.create:
+                _rollback_branch(api, repo_id, repo_type, branch, log)
+            raise
+        commits.extend(done)
+        prs.extend(opened)
+    status = "no_changes" if not commits else "pull_request_created" if prs else "uploaded"
+    return UploadResult(status, repo_id, branch, url, plans, tuple(commits), tuple(prs), missing_repo)
+
+
+def _create_repo(api: HfApi, repo_id: str, repo_type: str, private: bool, log: Log) -> tuple[str, dict[str, str]]:
+    from huggingface_hub.errors import HfHubHTTPError
+
+    log(f"Creating {repo_type} repository {repo_id}")
+    try:
+        url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
+    except HfHubHTTPError as exc:
+        status = exc.response.status_code if exc.response is not None else None
+        hint = None
+        if status == 403:
+            hint = (
+                "publishing kernels may need approval for your organization, or your token lacks write access; "
+                "ask the organization's admins, or use a token with write permission"
+            )
+        raise hub_error(exc, f"creating the repository {repo_id}", hint=hint) from None
+    repo_id = url.repo_id or repo_id
+    return repo_id, _remote_refs(api, repo_id, repo_type) or {}
+
+
+def _create_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, start: str | None) -> None:
+    try:
+        api.create_branch(repo_id, repo_type=repo_type, branch=branch, revision=start, exist_ok=False)
+    except Exception as exc:
+        raise hub_error(exc, f"creating the branch {branch} in {repo_id}", hint="nothing was uploaded; rerun") from None
+
+
+def _rollback_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, log: Log) -> None:
+    """Remove a branch this run created when its first commit failed, so no empty version appears."""
+    try:
+        api.delete_branch(repo_id, repo_type=repo_type, branch=branch)
+        log(f"Removed the new branch {branch} again: its commit failed.")
+    except Exception:  # noqa: BLE001 - best effort; the commit error is what matters
+        log(f"warning: could not remove the new, empty branch {branch}; delete it or rerun the upload")
+
+
+def format_plans(result: UploadResult) -> str:
+    """The exact operations per branch, one per line (what ``--dry-run`` prints)."""
+    lines = [f"repository: {result.repo_id}{' (would be created)' if result.repo_created else ''}"]
+    for plan in result.plans:
+        state = "new branch" if plan.create else "existing branch"
+        lines.append(f"branch {plan.branch} ({state}): {len(plan.adds)} to add, {len(plan.deletes)} to delete, "
+                     f"{plan.unchanged} unchanged")
+        lines.extend(f"  add    {f.path_in_repo} ({_human(f.size)})" for f in plan.adds)
+        lines.extend(f"  delete {p}" for p in plan.deletes)
+    return "\n".join(lines)
