@@ -69,6 +69,9 @@ class Backend(str, enum.Enum):
 KERNEL_BACKENDS = frozenset({Backend.CPU, Backend.CUDA, Backend.METAL, Backend.ROCM, Backend.XPU})
 
 
+_VERSION_PART = re.compile(r"\+?[0-9]+")
+
+
 @attrs.frozen(order=False)
 class Version:
     """A dotted version of non-negative integers, normalised without trailing zeros.
@@ -87,7 +90,7 @@ class Version:
         if not stripped:
             raise ValueError("version must not be empty")
         pieces = stripped.split(".")
-        if not all(p.isdigit() for p in pieces):
+        if not all(_VERSION_PART.fullmatch(p) for p in pieces):
             raise ValueError(f"version must consist of dot-separated numbers, got {text!r}")
         parts = [int(p) for p in pieces]
         while len(parts) > 1 and parts[-1] == 0:
@@ -152,11 +155,11 @@ class GitUrl:
         return self.original
 
 
-_KERNEL_NAME = re.compile(r"^[a-z][-a-z0-9]*[a-z0-9]$")
+_KERNEL_NAME = re.compile(r"[a-z][-a-z0-9]*[a-z0-9]")
 
 
 def validate_kernel_name(name: str) -> str:
-    if not isinstance(name, str) or not _KERNEL_NAME.match(name):
+    if not isinstance(name, str) or not _KERNEL_NAME.fullmatch(name):
         raise ValueError(
             f"invalid kernel name {name!r}: use lowercase letters, digits and dashes, "
             "starting with a letter and not ending with a dash (at least 2 characters)"
@@ -254,6 +257,10 @@ class General:
         table = {Backend.CUDA: self.cuda, Backend.NEURON: self.neuron, Backend.XPU: self.xpu}
         section = table.get(backend)
         return section.kernel_depends if section is not None else ()
+
+    def all_kernel_depends(self, backend: Backend) -> tuple[KernelDependency, ...]:
+        """General kernel dependencies followed by ``backend``'s own (as metadata lists them)."""
+        return self.kernel_depends + self.backend_kernel_depends(backend)
 
 
 @attrs.frozen

@@ -1,0 +1,98 @@
+"""``check-config`` and ``update-build``: thin Click shells over ``kernel_builder.config``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:
+    from kernel_builder.config import Parsed
+
+__all__ = ["check_config", "update_build"]
+
+_DIR = click.argument("kernel_dir", metavar="[DIR]", default=".", type=click.Path(exists=True, file_okay=True, dir_okay=True))
+
+
+def _summary(parsed: Parsed) -> str:
+    from kernel_builder.config.reader import FRAMEWORK_KEYS
+
+    build = parsed.build
+    framework = next(k for k, cls in FRAMEWORK_KEYS.items() if isinstance(build.framework, cls))
+    edition = str(parsed.edition)
+    if parsed.edition != 5:
+        edition += " (legacy; upgraded in memory, run `kernel-builder update-build`)"
+    kernels = ", ".join(f"{name} ({k.backend.value})" for name, k in build.kernels.items()) or "none"
+    rows = [
+        ("name", build.general.name),
+        ("version", str(build.general.version)),
+        ("edition", edition),
+        ("framework", framework),
+        ("backends", ", ".join(b.value for b in build.general.backends) or "none"),
+        ("kernels", kernels),
+    ]
+    return "\n".join(f"{key + ':':<11}{value}" for key, value in rows)
+
+
+@click.command("check-config")
+@_DIR
+@click.option("--json", "as_json", is_flag=True, help="Print the normalised model (edition-5 keys) as JSON.")
+def check_config(kernel_dir: str, as_json: bool) -> None:
+    """Validate DIR/build.toml (default: the current directory) and summarise it.
+
+    Every problem of the file is reported at once, as FILE:LINE:COL: KEY.PATH: PROBLEM,
+    and the command exits 1. A valid file prints its name, version, edition, framework,
+    backends and kernels and exits 0. Warnings (for example a [kernel.X] whose backend
+    is not in general.backends) go to stderr. DIR may also be the build.toml itself.
+
+    \b
+    Example:
+      kernel-builder check-config examples/relu
+      kernel-builder check-config --json examples/relu
+    """
+    from kernel_builder.config import read_file, to_dict
+
+    parsed = read_file(kernel_dir)
+    for warning in parsed.warnings:
+        click.echo(f"warning: {warning}", err=True)
+    if as_json:
+        click.echo(json.dumps(to_dict(parsed.build), indent=2))
+    else:
+        click.echo(_summary(parsed))
+
+
+@click.command("update-build")
+@_DIR
+@click.option("--check", is_flag=True, help="Write nothing; exit 1 if build.toml needs an update (for CI).")
+@click.option("--diff", "show_diff", is_flag=True, help="Print the change as a unified diff instead of writing it.")
+def update_build(kernel_dir: str, check: bool, show_diff: bool) -> None:
+    """Rewrite DIR/build.toml (default: the current directory) as edition 5.
+
+    Legacy v4 files get `edition = 5`; v3 files also get `version = 1` when it is
+    missing and an empty [torch-noarch] when they have no framework table (v3 files
+    without `license` are refused: add one first). Comments, key order and formatting
+    are kept; an edition-5 file is left untouched. The file is replaced atomically.
+
+    \b
+    Example:
+      kernel-builder update-build --diff my-kernel
+      kernel-builder update-build my-kernel
+      kernel-builder update-build --check my-kernel   # exit 1 if still legacy
+    """
+    from kernel_builder.config.update import plan_update, write_atomic
+
+    plan = plan_update(kernel_dir)
+    if not plan.needed:
+        click.echo(f"{plan.path} is already edition 5; nothing to do", err=True)
+        return
+    if show_diff:
+        click.echo(plan.diff(), nl=False)
+    if check:
+        click.echo(f"{plan.path} uses legacy edition {plan.from_edition}; run `kernel-builder update-build`", err=True)
+        sys.exit(1)
+    if show_diff:
+        return
+    write_atomic(plan.path, plan.new_text)
+    click.echo(f"updated {plan.path}: edition {plan.from_edition} -> 5", err=True)

@@ -1,0 +1,164 @@
+"""Reading build.toml text into a ``Build``: TOML syntax, edition detection, readers.
+
+Detection follows the reference tool: ``general.edition = 5`` is read as edition 5;
+another integer is an unsupported edition; without ``edition`` the file is tried as
+the strict v4 format, then as v3. v4 is upgraded in memory with a warning; v3 is
+refused unless the caller migrates it (``update-build``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kernel_builder.config.model import CURRENT_EDITION, Build
+from kernel_builder.config.positions import Positions, scan
+from kernel_builder.config.problems import BuildTomlError, Problem, Problems, describe
+from kernel_builder.config.reader import ReadOptions, read_build
+
+__all__ = ["Parsed", "parse", "load", "loads", "build_toml_path", "UPDATE_HINT"]
+
+UPDATE_HINT = "run `kernel-builder update-build` in the kernel directory to rewrite build.toml as edition 5"
+_TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+
+
+@attrs.frozen
+class Parsed:
+    """A read build.toml: the model, the edition the file is written in, and warnings."""
+
+    build: Build
+    edition: int
+    warnings: tuple[Problem, ...]
+    document: dict[str, Any] = attrs.field(repr=False)
+    positions: Positions = attrs.field(repr=False)
+
+
+def _syntax_error(file: str, exc: tomllib.TOMLDecodeError) -> BuildTomlError:
+    message = str(exc)
+    match = _TOML_POSITION.search(message)
+    line = column = None
+    if match:
+        line, column = int(match[1]), int(match[2])
+        message = message[: match.start()]
+    problem = Problem(file, (), f"invalid TOML: {message}", line, column)
+    return BuildTomlError(file, [problem], hint="fix the TOML syntax (see https://toml.io)")
+
+
+def _attempt(doc: dict[str, Any], file: str, positions: Positions, options: ReadOptions) -> tuple[Build | None, Problems, Problems]:
+    problems, warnings = Problems(file, positions), Problems(file, positions)
+    build = read_build(doc, options, problems, warnings)
+    return build, problems, warnings
+
+
+def parse(
+    text: str,
+    *,
+    path: str = "build.toml",
+    allow_legacy: bool = False,
+    check_registry: bool = True,
+) -> Parsed:
+    """Read build.toml text; raise ``BuildTomlError`` listing every problem.
+
+    ``allow_legacy`` lets a v3 file through (for ``update-build``); ``check_registry``
+    checks ``python-depends`` names against the registry.
+    """
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _syntax_error(path, exc) from None
+    positions = scan(text)
+    general = doc.get("general")
+    edition: Any = general.get("edition") if isinstance(general, dict) else None
+
+    if edition is not None:
+        if type(edition) is not int or edition < 0:
+            problems = Problems(path, positions)
+            problems.add(("general", "edition"), f"expected an integer edition ({CURRENT_EDITION}), got {describe(edition)}")
+            raise BuildTomlError(path, problems.items)
+        if edition != CURRENT_EDITION:
+            problems = Problems(path, positions)
+            problems.add(("general", "edition"), f"unsupported build edition {edition}; this kernel-builder reads edition {CURRENT_EDITION}")
+            hint = "upgrade kernel-builder" if edition > CURRENT_EDITION else f"set edition = {CURRENT_EDITION}"
+            raise BuildTomlError(path, problems.items, hint=hint)
+        return _finish(doc, path, positions, CURRENT_EDITION, check_registry, ())
+
+    # No edition: the strict v4 schema first, then v3 (like the reference).
+    build4, problems4, _ = _attempt(doc, path, positions, ReadOptions(4, check_registry=False))
+    if build4 is not None:
+        note = Problem(
+            path,
+            (),
+            "build.toml uses the legacy v4 format (no `general.edition`); it was upgraded to edition 5 in memory. "
+            "Run `kernel-builder update-build` to persist the upgrade.",
+        )
+        return _finish(doc, path, positions, 4, check_registry, (note,))
+    build3, problems3, _ = _attempt(doc, path, positions, ReadOptions(3, check_registry=False, migrate=allow_legacy))
+    if build3 is not None:
+        if not allow_legacy:
+            problem = Problem(path, (), "build.toml uses the legacy v3 format, which kernel-builder no longer reads")
+            raise BuildTomlError(path, [problem], hint=UPDATE_HINT)
+        return _finish(doc, path, positions, 3, check_registry, (), migrate=True)
+    # Neither: report the edition the file is closer to.
+    if len(problems3) < len(problems4):
+        note = "no `general.edition`, read as legacy v3"
+        raise BuildTomlError(path, problems3.items, note=note, hint=f"add edition = {CURRENT_EDITION} to [general] and fix the keys above; {UPDATE_HINT}")
+    note = "no `general.edition`, read as legacy v4"
+    raise BuildTomlError(path, problems4.items, note=note, hint=f"add edition = {CURRENT_EDITION} to [general] (see docs/build-toml.md)")
+
+
+def _finish(
+    doc: dict[str, Any],
+    path: str,
+    positions: Positions,
+    edition: int,
+    check_registry: bool,
+    notes: tuple[Problem, ...],
+    migrate: bool = False,
+) -> Parsed:
+    build, problems, warnings = _attempt(doc, path, positions, ReadOptions(edition, check_registry, migrate))
+    if build is None:
+        raise BuildTomlError(path, problems.items)
+    return Parsed(build, edition, notes + tuple(warnings.items), doc, positions)
+
+
+def build_toml_path(path: str | os.PathLike[str]) -> Path:
+    """``path`` itself if it is a file, else ``path/build.toml``."""
+    candidate = Path(path)
+    return candidate if candidate.is_file() else candidate / "build.toml"
+
+
+def read_file(path: str | os.PathLike[str], **kwargs: Any) -> Parsed:
+    """Parse the build.toml at ``path`` (a kernel directory or the file itself)."""
+    file = build_toml_path(path)
+    try:
+        text = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BuildTomlError(str(file), [Problem(str(file), (), "file not found")], hint="run this in a kernel directory that has a build.toml, or pass its path") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BuildTomlError(str(file), [Problem(str(file), (), f"cannot read: {exc}")]) from None
+    return parse(text, path=str(file), **kwargs)
+
+
+def emit_warnings(warnings: tuple[Problem, ...]) -> None:
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+
+
+def load(path: str | os.PathLike[str]) -> Build:
+    """The ``Build`` of a kernel directory (or a build.toml path); warnings go to stderr."""
+    parsed = read_file(path)
+    emit_warnings(parsed.warnings)
+    return parsed.build
+
+
+def loads(text: str, *, path: str = "build.toml") -> Build:
+    """The ``Build`` of build.toml text; ``path`` names the file in messages."""
+    parsed = parse(text, path=path)
+    emit_warnings(parsed.warnings)
+    return parsed.build

@@ -1,0 +1,496 @@
+"""Reading a parsed build.toml (plain dicts from ``tomllib``) into the model.
+
+One reader serves editions 3, 4 and 5: each section is a table of ``Field`` specs, and
+the edition decides which fields exist. The walker checks every key of every table,
+records each problem with its key path and keeps going, so a file with five mistakes
+gets five messages. Value types (names, versions, URLs, backends) are checked by the
+same parse functions the model uses.
+
+Why not cattrs structuring: its detailed validation gives key paths but not TOML
+line:column, and the schema changes with the edition and with each kernel's
+``backend`` tag. So structuring is this small walker; unstructuring (``--json``,
+``dumps``) uses cattrs (see ``writer.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from kernel_builder.config.model import (
+    KERNEL_BACKENDS,
+    Backend,
+    Build,
+    CppDependency,
+    CudaGeneral,
+    General,
+    GitUrl,
+    Hub,
+    Kernel,
+    KernelDependency,
+    NeuronGeneral,
+    Torch,
+    TorchNoarch,
+    TpuGeneral,
+    TvmFfi,
+    Version,
+    XpuGeneral,
+    validate_kernel_name,
+)
+from kernel_builder.config.positions import Path
+from kernel_builder.config.problems import Problems, describe
+from kernel_builder.config.registry import registry
+
+__all__ = ["ReadOptions", "read_build", "FRAMEWORK_KEYS"]
+
+FRAMEWORK_KEYS = {"torch": Torch, "torch-noarch": TorchNoarch, "tvm-ffi": TvmFfi}
+_U64_MAX = 2**64 - 1
+
+
+class _Invalid:
+    def __repr__(self) -> str:
+        return "INVALID"
+
+
+INVALID: Any = _Invalid()
+
+
+@attrs.frozen
+class ReadOptions:
+    """How to read: the edition's schema, whether to check the dependency registry,
+    and whether this read migrates a legacy file (so v3 needs a license)."""
+
+    edition: int
+    check_registry: bool = True
+    migrate: bool = False
+
+
+@attrs.define
+class _Ctx:
+    options: ReadOptions
+    problems: Problems
+    warnings: Problems
+
+
+Reader = Callable[[_Ctx, Any, Path], Any]
+
+
+@attrs.frozen
+class Field:
+    key: str
+    attr: str
+    read: Reader
+    required: bool = False
+
+
+def _field(key: str, read: Reader, required: bool = False, attr: str | None = None) -> Field:
+    return Field(key, attr or key.replace("-", "_"), read, required)
+
+
+# ---------------------------------------------------------------- value readers
+
+
+def read_str(ctx: _Ctx, value: Any, path: Path) -> Any:
+    if not isinstance(value, str):
+        ctx.problems.add(path, f"expected a string, got {describe(value)}")
+        return INVALID
+    return value
+
+
+def read_uint(ctx: _Ctx, value: Any, path: Path) -> Any:
+    if isinstance(value, bool) or not isinstance(value, int):
+        ctx.problems.add(path, f"expected a non-negative integer, got {describe(value)}")
+        return INVALID
+    if value < 0 or value > _U64_MAX:
+        ctx.problems.add(path, f"expected a non-negative integer, got {value}")
+        return INVALID
+    return value
+
+
+def _list_of(item: Reader) -> Reader:
+    def read(ctx: _Ctx, value: Any, path: Path) -> Any:
+        if not isinstance(value, list):
+            ctx.problems.add(path, f"expected an array, got {describe(value)}")
+            return INVALID
+        items = [item(ctx, v, path + (i,)) for i, v in enumerate(value)]
+        return INVALID if any(v is INVALID for v in items) else tuple(items)
+
+    return read
+
+
+read_str_list = _list_of(read_str)
+
+
+def _parsed(parse: Callable[[str], Any], what: str) -> Reader:
+    """A reader for a string value type whose ``parse`` raises ``ValueError``."""
+
+    def read(ctx: _Ctx, value: Any, path: Path) -> Any:
+        if not isinstance(value, str):
+            ctx.problems.add(path, f"expected {what} string, got {describe(value)}")
+            return INVALID
+        try:
+            return parse(value)
+        except ValueError as exc:
+            ctx.problems.add(path, str(exc))
+            return INVALID
+
+    return read
+
+
+def _major_minor(text: str) -> Version:
+    """build.toml versions are exactly ``major.minor`` (as the reference parser insists)."""
+    count = len(text.strip().split("."))
+    if text.strip() and count != 2:
+        raise ValueError(f'expected a major.minor version such as "2.12", got {text!r} ({count} component{"s" if count != 1 else ""})')
+    return Version.parse(text)
+
+
+def _exact_backend(text: str) -> Backend:
+    """Backends are lowercase in build.toml (the CLI is the case-insensitive place)."""
+    try:
+        return Backend(text)
+    except ValueError:
+        valid = ", ".join(b.value for b in Backend)
+        raise ValueError(f"unknown backend {text!r}; expected one of {valid}") from None
+
+
+read_version = _parsed(_major_minor, 'a version (e.g. "2.12")')
+read_git_url = _parsed(GitUrl.parse, "a git URL")
+read_name = _parsed(validate_kernel_name, "a kernel name")
+read_backend = _parsed(_exact_backend, "a backend")
+read_backends = _list_of(read_backend)
+
+
+def _cpp_dep(text: str) -> CppDependency:
+    try:
+        return CppDependency(text)
+    except ValueError:
+        valid = ", ".join(d.value for d in CppDependency)
+        raise ValueError(f"unknown C++ dependency {text!r}; expected one of {valid}") from None
+
+
+read_cpp_deps = _list_of(_parsed(_cpp_dep, "a dependency name"))
+
+
+def _python_deps(backend: Backend | None) -> Reader:
+    def check(ctx: _Ctx, value: Any, path: Path) -> Any:
+        name = read_str(ctx, value, path)
+        if name is INVALID or not ctx.options.check_registry:
+            return name
+        problem = registry().problem(name, backend)
+        if problem:
+            ctx.problems.add(path, problem)
+            return INVALID
+        return name
+
+    return _list_of(check)
+
+
+def read_kernel_dep(ctx: _Ctx, value: Any, path: Path) -> Any:
+    fields = [_field("repo-id", read_str, required=True), _field("version", read_uint), _field("revision", read_str)]
+    kwargs = read_table(ctx, value, path, fields)
+    if kwargs is INVALID:
+        return INVALID
+    has_version, has_revision = "version" in kwargs, "revision" in kwargs
+    if has_version == has_revision:
+        why = "both" if has_version else "neither"
+        ctx.problems.add(path, f"a kernel dependency needs exactly one of `version` or `revision` (found {why})")
+        return INVALID
+    return KernelDependency(**kwargs)
+
+
+read_kernel_deps = _list_of(read_kernel_dep)
+
+
+def read_stable_abi(ctx: _Ctx, value: Any, path: Path) -> Any:
+    """A version for every backend, or (edition 5) a table of backend -> version."""
+    if isinstance(value, str) or ctx.options.edition < 5:
+        return read_version(ctx, value, path)
+    if not isinstance(value, dict):
+        ctx.problems.add(path, f"expected a version string or a table of backend = version, got {describe(value)}")
+        return INVALID
+    out: dict[Backend, Version] = {}
+    ok = True
+    for key, item in value.items():
+        backend = read_backend(ctx, key, path + (key,))
+        version = read_version(ctx, item, path + (key,))
+        if backend is INVALID or version is INVALID:
+            ok = False
+        else:
+            out[backend] = version
+    return out if ok else INVALID
+
+
+# ---------------------------------------------------------------- tables
+
+
+def read_table(ctx: _Ctx, value: Any, path: Path, fields: list[Field], what: str = "a table") -> Any:
+    """Check a table against ``fields``: unknown, missing and bad keys are all reported.
+
+    Returns the keyword arguments for the model class, or ``INVALID``.
+    """
+    if not isinstance(value, dict):
+        ctx.problems.add(path, f"expected {what}, got {describe(value)}")
+        return INVALID
+    by_key = {f.key: f for f in fields}
+    ok = True
+    for key in value:
+        if key not in by_key:
+            expected = ", ".join(dict.fromkeys(f.key for f in fields))
+            ctx.problems.add(path + (key,), f"unknown key; expected one of: {expected}", at="key")
+            ok = False
+    out: dict[str, Any] = {}
+    seen: dict[str, str] = {}
+    for field in fields:
+        if field.key not in value:
+            if field.required and field.attr not in seen:
+                ctx.problems.add(path + (field.key,), f"missing required key `{field.key}`", at="key")
+                ok = False
+            continue
+        if field.attr in seen:  # two spellings of one key
+            ctx.problems.add(path + (field.key,), f"`{field.key}` and `{seen[field.attr]}` are the same key; keep one", at="key")
+            ok = False
+            continue
+        seen[field.attr] = field.key
+        result = field.read(ctx, value[field.key], path + (field.key,))
+        if result is INVALID:
+            ok = False
+        else:
+            out[field.attr] = result
+    return out if ok else INVALID
+
+
+def _section(cls: type, fields: Callable[[_Ctx], list[Field]]) -> Reader:
+    def read(ctx: _Ctx, value: Any, path: Path) -> Any:
+        kwargs = read_table(ctx, value, path, fields(ctx))
+        return INVALID if kwargs is INVALID else cls(**kwargs)
+
+    return read
+
+
+def _v5(ctx: _Ctx) -> bool:
+    return ctx.options.edition >= 5
+
+
+def _backend_fields(backend: Backend, kernel_deps: bool) -> Callable[[_Ctx], list[Field]]:
+    def fields(ctx: _Ctx) -> list[Field]:
+        out = []
+        if backend is Backend.CUDA:
+            out += [_field("minver", read_version), _field("maxver", read_version)]
+        if kernel_deps and _v5(ctx):
+            out.append(_field("kernel-depends", read_kernel_deps))
+        out.append(_field("python-depends", _python_deps(backend)))
+        return out
+
+    return fields
+
+
+read_hub = _section(Hub, lambda ctx: [_field("repo-id", read_str), _field("branch", read_str)])
+read_cuda = _section(CudaGeneral, _backend_fields(Backend.CUDA, True))
+read_neuron = _section(NeuronGeneral, _backend_fields(Backend.NEURON, True))
+read_tpu = _section(TpuGeneral, _backend_fields(Backend.TPU, False))
+read_xpu = _section(XpuGeneral, _backend_fields(Backend.XPU, True))
+
+
+def read_edition(ctx: _Ctx, value: Any, path: Path) -> Any:
+    if type(value) is not int or value != 5:
+        ctx.problems.add(path, f"expected 5, got {describe(value)}")
+        return INVALID
+    return value
+
+
+def general_fields(ctx: _Ctx) -> list[Field]:
+    edition = ctx.options.edition
+    fields = [
+        _field("name", read_name, required=True),
+        _field("version", read_uint, required=edition >= 4),
+    ]
+    if edition >= 5:
+        fields.append(_field("edition", read_edition, required=True))
+    fields += [_field("license", read_str, required=edition >= 4), _field("upstream", read_git_url)]
+    if edition >= 4:
+        fields.append(_field("source", read_git_url))
+    fields += [_field("backends", read_backends, required=True), _field("python-depends", _python_deps(None))]
+    if edition >= 5:
+        fields.append(_field("kernel-depends", read_kernel_deps))
+    fields += [_field("hub", read_hub), _field("cuda", read_cuda), _field("neuron", read_neuron)]
+    if edition >= 5:
+        fields.append(_field("tpu", read_tpu))
+    fields.append(_field("xpu", read_xpu))
+    return fields
+
+
+def read_general(ctx: _Ctx, value: Any, path: Path) -> Any:
+    kwargs = read_table(ctx, value, path, general_fields(ctx))
+    if kwargs is INVALID:
+        return INVALID
+    kwargs.pop("edition", None)
+    if ctx.options.edition == 3:
+        kwargs.setdefault("version", 1)
+        if "license" not in kwargs:
+            if ctx.options.migrate:
+                ctx.problems.add(
+                    path + ("license",),
+                    'missing required key `license` (edition 5 needs it): add e.g. license = "Apache-2.0"',
+                    at="key",
+                )
+                return INVALID
+            kwargs["license"] = ""
+    return General(**kwargs)
+
+
+def _torch_fields(ctx: _Ctx) -> list[Field]:
+    fields = [
+        _field("src", read_str_list),
+        _field("include", read_str_list),
+        _field("pyext", read_str_list),
+        _field("minver", read_version),
+        _field("maxver", read_version),
+    ]
+    if ctx.options.edition >= 4:
+        fields += [_field("cxx-flags", read_str_list), _field("stable-abi", read_stable_abi)]
+    return fields
+
+
+def _noarch_fields(ctx: _Ctx) -> list[Field]:
+    # The reference parser only knows the snake spellings; the documented ones are kebab.
+    return [
+        _field("pyext", read_str_list),
+        _field("cuda-capabilities", read_str_list),
+        _field("cuda_capabilities", read_str_list),
+        _field("rocm-archs", read_str_list),
+        _field("rocm_archs", read_str_list),
+    ]
+
+
+def _tvm_fields(ctx: _Ctx) -> list[Field]:
+    fields = [_field("src", read_str_list, required=ctx.options.edition >= 4), _field("include", read_str_list)]
+    fields.append(_field("pyext", read_str_list))
+    if ctx.options.edition >= 4:
+        fields.append(_field("cxx-flags", read_str_list))
+    return fields
+
+
+def read_tvm_ffi(ctx: _Ctx, value: Any, path: Path) -> Any:
+    kwargs = read_table(ctx, value, path, _tvm_fields(ctx))
+    if kwargs is INVALID:
+        return INVALID
+    if "src" not in kwargs:  # only v3 may leave it out
+        if ctx.options.migrate:
+            ctx.problems.add(path + ("src",), "missing required key `src` (edition 5 needs it): list the binding sources", at="key")
+            return INVALID
+        kwargs["src"] = ()
+    return TvmFfi(**kwargs)
+
+
+FRAMEWORK_READERS: dict[str, Reader] = {
+    "torch": _section(Torch, _torch_fields),
+    "torch-noarch": _section(TorchNoarch, _noarch_fields),
+    "tvm-ffi": read_tvm_ffi,
+}
+
+_KERNEL_COMMON = ["backend", "src", "depends", "include", "cxx-flags"]
+_KERNEL_EXTRA = {
+    Backend.CUDA: [("cuda-capabilities", read_str_list), ("cuda-flags", read_str_list), ("cuda-minver", read_version)],
+    Backend.ROCM: [("rocm-archs", read_str_list), ("hip-flags", read_str_list)],
+    Backend.XPU: [("sycl-flags", read_str_list)],
+}
+
+
+def _kernel_fields(backend: Backend | None) -> list[Field]:
+    fields = [
+        _field("backend", lambda ctx, v, p: v),  # checked before the table
+        _field("src", read_str_list, required=True),
+        _field("depends", read_cpp_deps, required=True),
+        _field("include", read_str_list),
+        _field("cxx-flags", read_str_list),
+    ]
+    extras = _KERNEL_EXTRA.get(backend, []) if backend else [e for b in _KERNEL_EXTRA.values() for e in b]
+    return fields + [_field(key, read) for key, read in extras]
+
+
+def read_kernel(ctx: _Ctx, value: Any, path: Path) -> Any:
+    if not isinstance(value, dict):
+        ctx.problems.add(path, f"expected a table with a `backend` key, got {describe(value)}")
+        return INVALID
+    backend: Any = None
+    if "backend" not in value:
+        ctx.problems.add(path + ("backend",), "missing required key `backend`", at="key")
+    else:
+        backend = read_backend(ctx, value["backend"], path + ("backend",))
+        if backend is not INVALID and backend not in KERNEL_BACKENDS:
+            valid = ", ".join(sorted(b.value for b in KERNEL_BACKENDS))
+            ctx.problems.add(path + ("backend",), f"kernels cannot target backend {backend.value}; expected one of {valid}")
+            backend = INVALID
+    known = backend if isinstance(backend, Backend) else None
+    kwargs = read_table(ctx, value, path, _kernel_fields(known))
+    if kwargs is INVALID or known is None:
+        return INVALID
+    kwargs["backend"] = known
+    return Kernel(**kwargs)
+
+
+def read_kernels(ctx: _Ctx, value: Any, path: Path) -> Any:
+    if not isinstance(value, dict):
+        ctx.problems.add(path, f"expected a table of [kernel.NAME] tables, got {describe(value)}")
+        return INVALID
+    kernels = {name: read_kernel(ctx, item, path + (name,)) for name, item in value.items()}
+    return INVALID if any(k is INVALID for k in kernels.values()) else kernels
+
+
+def read_build(doc: dict[str, Any], options: ReadOptions, problems: Problems, warnings: Problems) -> Build | None:
+    """Read a whole document; problems go to ``problems``; ``None`` if there were any."""
+    ctx = _Ctx(options, problems, warnings)
+    frameworks = [k for k in FRAMEWORK_KEYS if k in doc and not (k == "torch-noarch" and options.edition < 4)]
+    allowed = {"general", "kernel", *frameworks}
+    for key in doc:
+        if key not in allowed:
+            names = "torch, tvm-ffi" if options.edition < 4 else "torch, torch-noarch, tvm-ffi"
+            ctx.problems.add((key,), f"unknown table; expected one of: general, {names}, kernel", at="key")
+    general: Any = INVALID
+    if "general" not in doc:
+        ctx.problems.add(("general",), "missing required table [general]", at="key")
+    else:
+        general = read_general(ctx, doc["general"], ("general",))
+    framework: Any = INVALID
+    if not frameworks:
+        if options.edition < 4:
+            framework = TorchNoarch()
+        else:
+            ctx.problems.add((), "missing framework table: add one of [torch], [torch-noarch] or [tvm-ffi]")
+    elif len(frameworks) > 1:
+        listed = " and ".join(f"[{k}]" for k in frameworks)
+        for key in frameworks[1:]:
+            ctx.problems.add((key,), f"only one framework table is allowed, found {listed}", at="key")
+    else:
+        framework = FRAMEWORK_READERS[frameworks[0]](ctx, doc[frameworks[0]], (frameworks[0],))
+    kernels: Any = {}
+    if "kernel" in doc:
+        kernels = read_kernels(ctx, doc["kernel"], ("kernel",))
+    if problems or INVALID in (general, framework, kernels):
+        return None
+    build = Build(general=general, framework=framework, kernels=kernels)
+    _warn(build, warnings)
+    return build
+
+
+def _warn(build: Build, warnings: Problems) -> None:
+    """Legal but suspicious settings: reported, never fatal."""
+    backends = build.general.backends
+    if not backends:
+        warnings.add(("general", "backends"), "no backends listed: nothing will be built")
+    seen: set[Backend] = set()
+    for index, backend in enumerate(backends):
+        if backend in seen:
+            warnings.add(("general", "backends", index), f"backend {backend.value} is listed twice")
+        seen.add(backend)
+    for name, kernel in build.kernels.items():
+        if kernel.backend not in seen:
+            listed = ", ".join(b.value for b in backends) or "none"
+            warnings.add(
+                ("kernel", name, "backend"),
+                f"backend {kernel.backend.value} is not in general.backends ({listed}); this component will not be built",
+            )
+

@@ -1,0 +1,178 @@
+"""``update-build``: rewrite a v3/v4 build.toml as edition 5, keeping the author's text.
+
+The migration is a few insertions into the tomlkit document (``edition = 5``, v3's
+default ``version = 1`` and its implicit ``[torch-noarch]``), so comments, key order
+and formatting survive. The result is read back and must give the same model.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import attrs
+import tomlkit
+from tomlkit.items import InlineTable, Table
+
+from kernel_builder.config.loading import build_toml_path, parse
+from kernel_builder.config.model import CURRENT_EDITION
+from kernel_builder.config.positions import scan
+from kernel_builder.config.problems import BuildTomlError, Problem
+from kernel_builder.config.reader import FRAMEWORK_KEYS
+
+__all__ = ["Update", "migrate_text", "plan_update", "write_atomic"]
+
+
+@attrs.frozen
+class Update:
+    """The planned rewrite of one build.toml."""
+
+    path: Path
+    old_text: str
+    new_text: str
+    from_edition: int
+
+    @property
+    def needed(self) -> bool:
+        return self.old_text != self.new_text
+
+    def diff(self) -> str:
+        """A unified diff from the current file to the edition-5 file."""
+        lines = difflib.unified_diff(
+            self.old_text.splitlines(keepends=True),
+            self.new_text.splitlines(keepends=True),
+            fromfile=f"a/{self.path.name}",
+            tofile=f"b/{self.path.name}",
+        )
+        return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+
+def _insert_after(table: Any, after: str, key: str, value: Any) -> bool:
+    """Insert ``key = value`` right after ``after`` in a tomlkit table, same indent.
+
+    Returns False when the table is not a plain (or inline) table, e.g. dotted keys.
+    """
+    container = getattr(table, "value", None)
+    if not isinstance(table, (Table, InlineTable)) or not hasattr(container, "_insert_after"):
+        return False
+    item = tomlkit.item(value)
+    if after in table:
+        item.trivia.indent = container.item(after).trivia.indent
+        try:
+            container._insert_after(after, key, item)
+            return True
+        except Exception:  # tomlkit internals changed: fall back to appending
+            pass
+    table.add(key, item)
+    return True
+
+
+def _insert_line_after(text: str, location: tuple[int, int], key: str, value: int) -> str:
+    """Text-level fallback: copy the line at ``location`` with ``key = value``.
+
+    ``general.version = 1`` gives ``general.edition = 5``; indentation is kept.
+    """
+    lines = text.splitlines(keepends=True)
+    line_no, column = location
+    line = lines[line_no - 1]
+    ending = line[len(line.rstrip("\r\n")) :] or "\n"
+    if not line.endswith(("\n", "\r")):
+        lines[line_no - 1] = line + ending
+    lines.insert(line_no, f"{line[: column - 1]}{key} = {value}{ending}")
+    return "".join(lines)
+
+
+def _text_fallback(text: str, needs_version: bool) -> str:
+    path = "general"
+    if needs_version:
+        where = scan(text).keys.get((path, "name"))
+        if where is None:
+            raise _CannotEdit
+        text = _insert_line_after(text, where, "version", 1)
+    where = scan(text).keys.get((path, "version"))
+    if where is None:
+        raise _CannotEdit
+    return _insert_line_after(text, where, "edition", CURRENT_EDITION)
+
+
+class _CannotEdit(Exception):
+    """The document's shape is beyond what the migration can edit in place."""
+
+
+def _edit(text: str) -> str:
+    doc = tomlkit.parse(text)
+    general = doc["general"]
+    needs_version = "version" not in general  # v3 made it optional; 1 is what it meant
+    if isinstance(general, (Table, InlineTable)):
+        if needs_version:
+            _insert_after(general, "name", "version", 1)
+        _insert_after(general, "version", "edition", CURRENT_EDITION)
+        new_text = tomlkit.dumps(doc)
+    else:  # [general] spelled with dotted keys
+        new_text = _text_fallback(text, needs_version)
+        doc = tomlkit.parse(new_text)
+    if not any(key in doc for key in FRAMEWORK_KEYS):  # v3: no framework table meant noarch
+        doc.append("torch-noarch", tomlkit.table())
+        new_text = tomlkit.dumps(doc)
+    if "\r\n" in text:  # keep Windows line endings on the inserted lines
+        new_text = re.sub(r"(?<!\r)\n", "\r\n", new_text)
+    if not new_text.endswith("\n"):
+        new_text += "\r\n" if "\r\n" in text else "\n"
+    return new_text
+
+
+def migrate_text(text: str, *, path: str = "build.toml") -> tuple[str, int]:
+    """Edition-5 text for ``text`` and the edition it was written in.
+
+    Edition-5 input is returned unchanged; invalid input raises ``BuildTomlError``.
+    """
+    parsed = parse(text, path=path, allow_legacy=True, check_registry=False)
+    if parsed.edition == CURRENT_EDITION:
+        return text, parsed.edition
+    try:
+        new_text = _edit(text)
+        check = parse(new_text, path=path, check_registry=False)
+        same = check.edition == CURRENT_EDITION and check.build == parsed.build
+    except (_CannotEdit, BuildTomlError) as exc:
+        if isinstance(exc, BuildTomlError) and any(p.path for p in exc.problems):
+            raise  # a real problem of the file that edition 5 reports (e.g. v3 [tvm-ffi] without src)
+        same = False
+    if not same:
+        problem = Problem(path, (), "cannot migrate this file in place: the rewritten file does not read back the same")
+        raise BuildTomlError(path, [problem], hint="add `edition = 5` to [general] by hand (see docs/build-toml.md), or report this")
+    return new_text, parsed.edition
+
+
+def plan_update(kernel_dir: str | os.PathLike[str]) -> Update:
+    """Read ``kernel_dir/build.toml`` (or the given file) and plan its migration."""
+    file = build_toml_path(kernel_dir)
+    try:
+        old = file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BuildTomlError(str(file), [Problem(str(file), (), "file not found")], hint="pass a kernel directory that has a build.toml") from None
+    new, edition = migrate_text(old, path=str(file))
+    return Update(file, old, new, edition)
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and ``os.replace`` (keeps the mode)."""
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise

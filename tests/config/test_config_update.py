@@ -1,0 +1,253 @@
+"""update-build and check-config, through the real CLI in a subprocess and as functions."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kernel_builder.config import BuildTomlError, load, parse, to_dict
+from kernel_builder.config.model import Backend, TorchNoarch, Version
+from kernel_builder.config.positions import scan
+from kernel_builder.config.update import migrate_text, plan_update
+
+V4 = """\
+# ReLU, written before editions existed.
+[general]
+name = "relu"    # module name
+version = 3
+license = "Apache-2.0"
+backends = [
+    "cuda",   # the main one
+    "cpu",
+]
+
+[torch]
+src = ["torch-ext/torch_binding.cpp"]
+stable-abi = "2.11"   # every backend
+
+# The CUDA component.
+[kernel.relu]
+backend = "cuda"
+depends = ["torch"]
+src = ["relu_cuda/relu.cu"]
+"""
+
+V3 = """\
+[general]
+name = "triton-relu"
+license = "MIT"   # required to migrate
+backends = ["cuda", "rocm"]
+
+# a pure Triton kernel: no framework table in v3
+"""
+
+
+def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kernel_builder", *args], capture_output=True, text=True, cwd=cwd, timeout=60
+    )
+
+
+def kernel_dir(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "build.toml").write_text(text)
+    return tmp_path
+
+
+# ---------------------------------------------------------------- update-build
+
+
+def test_v4_is_rewritten_keeping_everything(tmp_path: Path) -> None:
+    d = kernel_dir(tmp_path, V4)
+    result = run("update-build", str(d))
+    assert result.returncode == 0, result.stderr
+    new = (d / "build.toml").read_text()
+    assert new == V4.replace('version = 3\n', 'version = 3\nedition = 5\n')
+    assert scan(new).comments == scan(V4).comments
+    parsed = parse(new)
+    assert parsed.edition == 5 and parsed.build == parse(V4).build
+    assert parsed.build.stable_abi_for(Backend.CPU) == Version((2, 11))
+    assert 'stable-abi = "2.11"' in new
+    assert sorted(p.name for p in d.iterdir()) == ["build.toml"]  # no temporary file left behind
+
+
+def test_v5_is_left_byte_identical(tmp_path: Path) -> None:
+    text = V4.replace("version = 3\n", "version = 3\nedition   =   5\n")
+    d = kernel_dir(tmp_path, text)
+    before = (d / "build.toml").stat()
+    for args in (["update-build", str(d)], ["update-build", "--check", str(d)], ["update-build", "--diff", str(d)]):
+        result = run(*args)
+        assert result.returncode == 0 and result.stdout == ""
+        assert "already edition 5" in result.stderr
+    assert (d / "build.toml").read_bytes() == text.encode()
+    assert (d / "build.toml").stat().st_mtime_ns == before.st_mtime_ns
+
+
+def test_check_and_diff_do_not_write(tmp_path: Path) -> None:
+    d = kernel_dir(tmp_path, V4)
+    check = run("update-build", "--check", str(d))
+    assert check.returncode == 1 and check.stdout == ""
+    assert "legacy edition 4" in check.stderr
+    diff = run("update-build", "--diff", str(d))
+    assert diff.returncode == 0
+    assert diff.stdout.splitlines()[:2] == ["--- a/build.toml", "+++ b/build.toml"]
+    added = [l for l in diff.stdout.splitlines() if l.startswith("+") and not l.startswith("+++")]
+    assert added == ["+edition = 5"]
+    both = run("update-build", "--check", "--diff", str(d))
+    assert both.returncode == 1 and both.stdout == diff.stdout
+    assert (d / "build.toml").read_text() == V4
+
+
+def test_v3_migration_adds_version_and_noarch(tmp_path: Path) -> None:
+    d = kernel_dir(tmp_path, V3)
+    assert run("check-config", str(d)).returncode == 1
+    result = run("update-build", str(d))
+    assert result.returncode == 0, result.stderr
+    new = (d / "build.toml").read_text()
+    assert new.startswith('[general]\nname = "triton-relu"\nversion = 1\nedition = 5\nlicense = "MIT"   # required to migrate\n')
+    assert new.rstrip().endswith("[torch-noarch]")
+    assert "# a pure Triton kernel: no framework table in v3" in new
+    build = load(d)
+    assert build.framework == TorchNoarch() and build.general.version == 1
+
+
+def test_v3_keeps_its_framework_table() -> None:
+    text = '[general]\nname = "relu"\nlicense = "MIT"\nbackends = ["cpu"]\n[torch]\nsrc = ["a.cpp"]\n'
+    new, edition = migrate_text(text)
+    assert edition == 3
+    assert new == text.replace('name = "relu"\n', 'name = "relu"\nversion = 1\nedition = 5\n')
+
+
+def test_v3_tvm_ffi_without_src_needs_one() -> None:
+    # v3 allowed [tvm-ffi] without src; edition 5 does not, and the migration says so.
+    with pytest.raises(BuildTomlError, match="tvm-ffi.src: missing required key"):
+        migrate_text('[general]\nname = "relu"\nlicense = "MIT"\nbackends = ["cpu"]\n[tvm-ffi]\n')
+
+
+def test_v3_without_license_is_an_error(tmp_path: Path) -> None:
+    d = kernel_dir(tmp_path, V3.replace('license = "MIT"   # required to migrate\n', ""))
+    result = run("update-build", str(d))
+    assert result.returncode == 1
+    assert "general.license: missing required key `license` (edition 5 needs it)" in result.stderr
+    assert (d / "build.toml").read_text() == V3.replace('license = "MIT"   # required to migrate\n', "")
+
+
+def test_invalid_file_is_not_touched(tmp_path: Path) -> None:
+    text = V4.replace('backend = "cuda"', 'backend = "gpu"')
+    d = kernel_dir(tmp_path, text)
+    result = run("update-build", str(d))
+    assert result.returncode == 1
+    assert "kernel.relu.backend: unknown backend 'gpu'" in result.stderr
+    assert (d / "build.toml").read_text() == text
+
+
+def test_update_keeps_file_mode(tmp_path: Path) -> None:
+    d = kernel_dir(tmp_path, V4)
+    os.chmod(d / "build.toml", 0o640)
+    assert run("update-build", str(d / "build.toml")).returncode == 0
+    assert (d / "build.toml").stat().st_mode & 0o777 == 0o640
+
+
+def test_plan_update_reports_edition(tmp_path: Path) -> None:
+    plan = plan_update(kernel_dir(tmp_path, V4))
+    assert plan.needed and plan.from_edition == 4
+    assert "+edition = 5" in plan.diff()
+
+
+# ---------------------------------------------------------------- check-config
+
+
+def test_check_config_summary(repo_root: Path) -> None:
+    result = run("check-config", str(repo_root / "examples" / "relu"))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "name:      relu",
+        "version:   1",
+        "edition:   5",
+        "framework: torch",
+        "backends:  cpu, cuda",
+        "kernels:   relu_cpu (cpu), relu_cuda (cuda)",
+    ]
+    assert result.stderr == ""
+
+
+def test_check_config_defaults_to_cwd_and_json(repo_root: Path) -> None:
+    result = run("check-config", "--json", cwd=repo_root / "examples" / "relu")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data == to_dict(load(repo_root / "examples" / "relu"))
+    assert data["general"]["edition"] == 5
+    assert data["kernel"]["relu_cuda"]["cuda-capabilities"] == ["8.0", "9.0"]
+
+
+def test_check_config_v4_warns_and_passes(tmp_path: Path) -> None:
+    result = run("check-config", str(kernel_dir(tmp_path, V4)))
+    assert result.returncode == 0
+    assert "edition:   4 (legacy; upgraded in memory, run `kernel-builder update-build`)" in result.stdout
+    assert "legacy v4 format" in result.stderr and "kernel-builder update-build" in result.stderr
+
+
+def test_check_config_reports_all_errors(tmp_path: Path) -> None:
+    text = V4.replace('name = "relu"', 'name = "Relu"').replace('"cpu",', '"gpu",').replace('depends = ["torch"]', "depends = 1")
+    result = run("check-config", str(kernel_dir(tmp_path, text)))
+    assert result.returncode == 1 and result.stdout == ""
+    path = tmp_path / "build.toml"
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"error: {path}: 3 problems found (no `general.edition`, read as legacy v4)"
+    assert lines[1].startswith(f"  {path}:3:8: general.name: invalid kernel name 'Relu'")
+    assert lines[2].startswith(f"  {path}:8:5: general.backends[1]: unknown backend 'gpu'")
+    assert lines[3] == f"  {path}:18:11: kernel.relu.depends: expected an array, got integer 1"
+    assert lines[4].startswith("hint: ")
+
+
+def test_check_config_warns_about_unlisted_kernel_backend(tmp_path: Path) -> None:
+    text = V4.replace('    "cuda",   # the main one\n', "").replace("version = 3\n", "version = 3\nedition = 5\n")
+    result = run("check-config", str(kernel_dir(tmp_path, text)))
+    assert result.returncode == 0
+    assert "kernel.relu.backend: backend cuda is not in general.backends (cpu)" in result.stderr
+
+
+def test_help_texts() -> None:
+    for command in ("check-config", "update-build"):
+        result = run(command, "--help")
+        assert result.returncode == 0 and "Example:" in result.stdout
+
+
+@pytest.mark.parametrize(
+    "name, text, expected",
+    [
+        (
+            "crlf",
+            '[general]\r\nname = "relu"\r\nversion = 1\r\nlicense = "x"\r\nbackends = ["cpu"]\r\n\r\n[torch]\r\n',
+            '[general]\r\nname = "relu"\r\nversion = 1\r\nedition = 5\r\nlicense = "x"\r\nbackends = ["cpu"]\r\n\r\n[torch]\r\n',
+        ),
+        (
+            "inline-general",
+            'general = { name = "relu", version = 1, license = "x", backends = ["cpu"] }\n[torch]\n',
+            'general = { name = "relu", version = 1, edition = 5, license = "x", backends = ["cpu"] }\n[torch]\n',
+        ),
+        (
+            "dotted-general",
+            'general.name = "relu"\ngeneral.version = 1\ngeneral.license = "x"\ngeneral.backends = ["cpu"]\n[torch]\n',
+            'general.name = "relu"\ngeneral.version = 1\ngeneral.edition = 5\ngeneral.license = "x"\ngeneral.backends = ["cpu"]\n[torch]\n',
+        ),
+        (
+            "dotted-v3",
+            'general.name = "relu"  # n\ngeneral.license = "x"\ngeneral.backends = ["cpu"]',
+            'general.name = "relu"  # n\ngeneral.version = 1\ngeneral.edition = 5\ngeneral.license = "x"\ngeneral.backends = ["cpu"]\n[torch-noarch]\n',
+        ),
+        (
+            "indented-v3",
+            '[general]\n  name = "relu"\n  license = "x"\n  backends = ["cpu"]\n',
+            '[general]\n  name = "relu"\n  version = 1\n  edition = 5\n  license = "x"\n  backends = ["cpu"]\n\n[torch-noarch]\n',
+        ),
+    ],
+)
+def test_migration_handles_every_table_shape(name: str, text: str, expected: str) -> None:
+    new, _ = migrate_text(text)
+    assert new == expected
+    assert parse(new).build == parse(text, allow_legacy=True).build
