@@ -1,0 +1,148 @@
+"""``info``, ``versions``, ``lock`` and ``download``: inspect and fetch published kernels.
+
+Thin Click commands over ``kernel_builder.loader``; results go to stdout, progress and
+errors to stderr. Nothing here imports torch or huggingface_hub at import time.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+__all__ = ["info", "versions", "lock", "download"]
+
+
+def _dash(value: object) -> str:
+    return "-" if value is None else str(value)
+
+
+@click.command("info")
+@click.argument("kernel", metavar="REPO_OR_PATH")
+@click.option("--revision", default=None, help="Hub branch, tag or commit (not with a local path).")
+@click.option("--version", "version", type=int, default=None, help="Kernel version N: the Hub branch vN.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of text.")
+def info(kernel: str, revision: str | None, version: int | None, as_json: bool) -> None:
+    """Show a kernel's metadata: name, version, license, sources, dependencies, backends.
+
+    REPO_OR_PATH is a Hub repo id (ORG/NAME) or a local directory holding build/. Without
+    --version or --revision a Hub repo is shown at its highest vN branch (main if none).
+    Variants are not listed here; `kernel-builder versions REPO` does that.
+
+    \b
+    Example:
+      kernel-builder info kernels-community/relu --version 1
+      kernel-builder info ./relu --json
+    """
+    from kernel_builder.loader.info import kernel_info
+
+    data = kernel_info(kernel, revision=revision, version=version).to_json()
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    if "path" in data:
+        click.echo(f"Path: {data['path']}")
+    else:
+        click.echo(f"Repository: {data['repo_id']}")
+        click.echo(f"Revision: {data['revision']}")
+    for label, key in (("Name", "name"), ("Version", "version"), ("License", "license"), ("Upstream", "upstream"), ("Source", "source")):
+        click.echo(f"{label}: {_dash(data[key])}")
+    click.echo(f"Python dependencies: {', '.join(data['python_depends'] or []) or '-'}")
+    click.echo(f"Backends: {', '.join(data['backends']) or '-'}")
+
+
+@click.command("versions")
+@click.argument("repo_id", metavar="REPO")
+@click.option("--backend", default=None, help="Resolve for this backend (cpu or the detected one).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON: versions with every variant's decision.")
+def versions(repo_id: str, backend: str | None, as_json: bool) -> None:
+    """List a repo's versions (vN branches) and the variants of each.
+
+    For every version, the variant this machine would load is marked `preferred`, other
+    loadable ones `compatible`, and each rejected variant shows why it does not fit.
+
+    \b
+    Example:
+      kernel-builder versions kernels-community/relu
+    """
+    from kernel_builder.loader.info import version_traces
+    from kernel_builder.variants.resolve import VariantAccepted, format_trace
+    from kernel_builder.variants.system import detect_system, select_backend
+
+    system = select_backend(detect_system(), backend)
+    traces = version_traces(repo_id, system)
+    if as_json:
+        out = []
+        for number, target, res in traces:
+            variants = [
+                {
+                    "name": d.variant,
+                    "accepted": isinstance(d, VariantAccepted),
+                    "preferred": d.variant == res.best,
+                    "reason": None if isinstance(d, VariantAccepted) else d.reason,
+                }
+                for d in res.decisions
+            ]
+            out.append({"version": number, "commit": target.commit, "variants": variants})
+        click.echo(json.dumps({"repo_id": repo_id, "system": system.describe(), "versions": out}, indent=2))
+        return
+    if not traces:
+        click.echo(f"Repository does not support kernel versions: {repo_id}")
+        return
+    click.echo(f"System: {system.describe()}", err=True)
+    for i, (number, _target, res) in enumerate(traces):
+        if i:
+            click.echo()
+        click.echo(f"Version {number}:\n")
+        click.echo(format_trace(res) or "(no variants)")
+
+
+@click.command("lock")
+@click.argument("project_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def lock(project_dir: Path) -> None:
+    """Pin the kernels in [tool.kernels.dependencies] of PROJECT_DIR/pyproject.toml.
+
+    Writes PROJECT_DIR/kernels.lock (the format PyPI `kernels` reads): for every
+    dependency the commit its version branch (or revision) points at now.
+
+    \b
+    Example (pyproject.toml):
+      [tool.kernels.dependencies]
+      "kernels-community/relu" = 1
+    then:  kernel-builder lock .
+    """
+    from kernel_builder.loader.project import lock_project
+
+    for entry in lock_project(project_dir):
+        dep = entry.dependency
+        spec = f"version {dep.version}" if dep.version is not None else f"revision {dep.revision}"
+        click.echo(f"Locked {dep.repo_id} ({spec}) at {entry.commit}", err=True)
+
+
+@click.command("download")
+@click.argument("project_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--all-variants", is_flag=True, help="Download every variant, not only the one for this machine.")
+def download(project_dir: Path, all_variants: bool) -> None:
+    """Download the kernels locked in PROJECT_DIR/kernels.lock into the cache.
+
+    Afterwards load_kernel(repo, lockfile=PROJECT_DIR/kernels.lock) works offline. Only
+    the variant this machine loads is fetched unless --all-variants is given; each one is
+    checked against its digest.
+
+    \b
+    Example:
+      kernel-builder download .
+    """
+    from kernel_builder.errors import KernelBuilderError, LoadError
+    from kernel_builder.loader.project import download_project
+    from kernel_builder.variants.system import detect_system
+
+    system = None if all_variants else detect_system()  # all variants: no need to import torch
+    results = download_project(project_dir, system, all_variants=all_variants, report=lambda line: click.echo(line, err=True))
+    failed = [lock.dependency.repo_id for lock, result in results if isinstance(result, KernelBuilderError)]
+    for lock, result in results:
+        if not isinstance(result, KernelBuilderError):
+            click.echo(str(result))
+    if failed:
+        raise LoadError(f"{len(failed)} kernel(s) failed to download: {', '.join(failed)}")

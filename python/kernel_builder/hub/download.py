@@ -1,0 +1,207 @@
+"""Hub reads for the loader: versions, variant listings, trust, and variant downloads.
+
+This is the only loader module that talks to the Hub (and the only one importing
+huggingface_hub). Every call takes a ``HubClient`` so tests can point it at a local
+server; Hub HTTP errors come back as ``HubError`` naming the repo and revision, and
+anything the Hub returns that will become a path on disk (variant names, commit ids) is
+validated here before the caller sees it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kernel_builder import __version__
+from kernel_builder.errors import HubError
+
+__all__ = [
+    "HubClient",
+    "BYTECODE_IGNORE",
+    "is_offline",
+    "validate_repo_id",
+    "validate_variant_name",
+    "validate_commit",
+]
+
+# Bytecode is never part of a build; a stray one on the Hub must not reach the cache.
+BYTECODE_IGNORE = ["*.pyc", "**/__pycache__/**"]
+REPO_TYPE = "kernel"
+
+_REPO_PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_-])?")
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def is_offline() -> bool:
+    """``HF_HUB_OFFLINE``, read at call time (also honours a patched huggingface_hub constant)."""
+    value = os.environ.get("HF_HUB_OFFLINE", "")
+    if value.strip().lower() in ("1", "true", "yes", "on"):
+        return True
+    import sys
+
+    constants = sys.modules.get("huggingface_hub.constants")
+    return bool(getattr(constants, "HF_HUB_OFFLINE", False)) if constants is not None else False
+
+
+def validate_repo_id(repo_id: str) -> str:
+    """``org/name`` with the Hub's characters only; never ``..``, never a path."""
+    parts = repo_id.split("/") if isinstance(repo_id, str) else []
+    if len(parts) != 2 or not all(_REPO_PART.fullmatch(p) for p in parts) or ".." in repo_id:
+        raise HubError(
+            f"invalid Hub repository id {repo_id!r}",
+            hint="use the form ORG/NAME (letters, digits, '-', '_', '.'; no '..')",
+        )
+    return repo_id
+
+
+def validate_variant_name(name: str, *, repo_id: str = "", revision: str = "") -> str:
+    """A variant name from the Hub becomes a directory name: refuse anything path-like."""
+    if (
+        not isinstance(name, str)
+        or not _VARIANT.fullmatch(name)
+        or ".." in name
+        or os.path.isabs(name)
+        or "/" in name
+        or "\\" in name
+    ):
+        where = f" in {repo_id} (revision {revision})" if repo_id else ""
+        raise HubError(f"refusing unsafe variant name {name!r}{where}", hint="variant names are single path components")
+    return name
+
+
+def validate_commit(commit: Any, *, repo_id: str, revision: str) -> str:
+    if not isinstance(commit, str) or not _COMMIT.fullmatch(commit):
+        raise HubError(
+            f"the Hub answered an invalid commit id {commit!r} for {repo_id} (revision {revision})",
+            hint="check HF_ENDPOINT points at a Hugging Face Hub server",
+        )
+    return commit
+
+
+def _wrap(exc: Exception, what: str, repo_id: str, revision: str | None) -> HubError:
+    from huggingface_hub import errors
+
+    rev = f" (revision {revision})" if revision else ""
+    if isinstance(exc, errors.RepositoryNotFoundError):
+        return HubError(f"{what}: repository {repo_id} not found on the Hub", hint="check the repo id and your token")
+    if isinstance(exc, errors.RevisionNotFoundError):
+        return HubError(f"{what}: revision {revision!r} not found in {repo_id}", hint="list versions with `kernel-builder versions REPO`")
+    if isinstance(exc, errors.EntryNotFoundError):
+        return HubError(f"{what}: file not found in {repo_id}{rev}: {exc}")
+    return HubError(f"{what} for {repo_id}{rev} failed: {exc}", hint="check your network and HF_ENDPOINT")
+
+
+@attrs.define
+class HubClient:
+    """A thin wrapper over ``HfApi`` for kernel repos (repo type ``kernel``)."""
+
+    endpoint: str | None = None
+    user_agent: str | dict[str, str] | None = None
+    token: str | bool | None = None
+    _api: Any = attrs.field(default=None, init=False, repr=False)
+
+    @property
+    def api(self) -> Any:
+        if self._api is None:
+            from huggingface_hub import HfApi
+
+            agent = self.user_agent
+            if isinstance(agent, str) and not agent.strip():
+                agent = None  # an empty agent makes an illegal header (oracles §5.1)
+            self._api = HfApi(
+                endpoint=self.endpoint or os.environ.get("HF_ENDPOINT") or None,
+                token=self.token,
+                library_name="kernel-builder",
+                library_version=__version__,
+                user_agent=agent or None,
+            )
+        return self._api
+
+    def version_branches(self, repo_id: str) -> dict[int, str]:
+        """``{N: commit}`` for every branch named ``vN`` (non-integer suffixes ignored)."""
+        try:
+            refs = self.api.list_repo_refs(repo_id, repo_type=REPO_TYPE)
+        except Exception as exc:  # noqa: BLE001 - mapped to HubError
+            raise _wrap(exc, "listing versions", repo_id, None) from exc
+        out: dict[int, str] = {}
+        for branch in refs.branches:
+            m = re.fullmatch(r"v(\d+)", branch.name)
+            if m:
+                out[int(m.group(1))] = validate_commit(branch.target_commit, repo_id=repo_id, revision=branch.name)
+        return out
+
+    def commit_of(self, repo_id: str, revision: str) -> str:
+        """The commit a branch, tag or commit id points at."""
+        try:
+            info = self.api.repo_info(repo_id, repo_type=REPO_TYPE, revision=revision)
+        except Exception as exc:  # noqa: BLE001
+            raise _wrap(exc, "resolving the revision", repo_id, revision) from exc
+        return validate_commit(info.sha, repo_id=repo_id, revision=revision)
+
+    def variant_names(self, repo_id: str, revision: str) -> list[str]:
+        """Names of the folders under ``build/`` (sorted; validated as path components)."""
+        from huggingface_hub.hf_api import RepoFolder
+
+        try:
+            tree = list(self.api.list_repo_tree(repo_id, path_in_repo="build", repo_type=REPO_TYPE, revision=revision))
+        except Exception as exc:  # noqa: BLE001
+            from huggingface_hub import errors
+
+            if isinstance(exc, errors.EntryNotFoundError):
+                return []
+            raise _wrap(exc, "listing build variants", repo_id, revision) from exc
+        names = sorted({item.path.rsplit("/", 1)[-1] for item in tree if isinstance(item, RepoFolder)})
+        return [validate_variant_name(n, repo_id=repo_id, revision=revision) for n in names]
+
+    def is_trusted_publisher(self, org: str) -> bool:
+        try:
+            info = self.api.get_organization_overview(org)
+        except Exception as exc:  # noqa: BLE001
+            raise HubError(
+                f"could not verify whether {org!r} is a trusted kernel publisher: {exc}",
+                hint="pass trust_remote_code=True to load kernels from publishers you trust yourself",
+            ) from exc
+        return bool(getattr(info, "trustedKernelPublisher", False) or getattr(info, "trusted_kernel_publisher", False))
+
+    def file_exists(self, repo_id: str, path: str, revision: str) -> bool:
+        try:
+            return bool(self.api.file_exists(repo_id, path, repo_type=REPO_TYPE, revision=revision))
+        except Exception as exc:  # noqa: BLE001
+            raise _wrap(exc, f"checking {path}", repo_id, revision) from exc
+
+    def download_file(self, repo_id: str, path: str, commit: str, cache_dir: Path) -> Path:
+        """One file (e.g. a variant's metadata.json) into the cache."""
+        try:
+            return Path(
+                self.api.hf_hub_download(repo_id, path, repo_type=REPO_TYPE, revision=commit, cache_dir=str(cache_dir))
+            )
+        except Exception as exc:  # noqa: BLE001
+            raise _wrap(exc, f"downloading {path}", repo_id, commit) from exc
+
+    def download_variants(self, repo_id: str, commit: str, variants: list[str] | None, cache_dir: Path) -> Path:
+        """Snapshot only ``build/<variant>/`` (or all of ``build/`` when ``variants`` is None).
+
+        Returns the snapshot root (``.../snapshots/<commit>``).
+        """
+        validate_commit(commit, repo_id=repo_id, revision=commit)
+        if variants is None:
+            allow = ["build/*"]
+        else:
+            allow = [f"build/{validate_variant_name(v, repo_id=repo_id, revision=commit)}/*" for v in variants]
+        try:
+            root = self.api.snapshot_download(
+                repo_id,
+                repo_type=REPO_TYPE,
+                revision=commit,
+                allow_patterns=allow,
+                ignore_patterns=BYTECODE_IGNORE,
+                cache_dir=str(cache_dir),
+            )
+        except Exception as exc:  # noqa: BLE001
+            raise _wrap(exc, "downloading the kernel", repo_id, commit) from exc
+        return Path(str(root))

@@ -1,0 +1,120 @@
+"""Import a variant directory as a package named after its metadata ``id``.
+
+The module name is the build's unique ``id`` (for example ``_relu_cpu_0a1b2c3``), not the
+kernel name, so two versions or builds of one kernel live side by side in a process. A
+registry keyed by variant path makes repeated loads return the same module object and
+backs ``get_loaded_kernels()``.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import threading
+import warnings
+from pathlib import Path
+from types import ModuleType
+
+import attrs
+
+from kernel_builder.loader.errors import KernelNotFound
+from kernel_builder.loader.verify import verify_variant
+from kernel_builder.metadata import Metadata
+
+__all__ = ["RepoInfo", "LoadedKernel", "import_variant", "loaded_kernels"]
+
+
+@attrs.frozen
+class RepoInfo:
+    """Where a kernel loaded with ``get_kernel`` came from."""
+
+    repo_id: str
+    revision: str
+
+
+@attrs.frozen
+class LoadedKernel:
+    """A kernel imported into this process; ``repo_info`` is set only by ``get_kernel``."""
+
+    metadata: Metadata
+    module: ModuleType
+    repo_info: RepoInfo | None
+
+
+_registry: dict[str, LoadedKernel] = {}
+_lock = threading.RLock()
+
+
+def loaded_kernels() -> list[LoadedKernel]:
+    """A new list of every kernel imported so far (changing it changes nothing)."""
+    with _lock:
+        return list(_registry.values())
+
+
+def _key(variant_dir: Path) -> str:
+    return os.path.abspath(variant_dir)
+
+
+def _warn_if_dirty(metadata: Metadata, variant_dir: Path) -> None:
+    prov = metadata.provenance
+    if prov is None:
+        return
+    sides = []
+    if prov.kernel is not None and prov.kernel.dirty:
+        sides.append("kernel source")
+    builder_git = getattr(prov.kernel_builder, "git", None)
+    if builder_git is not None and builder_git.dirty:
+        sides.append("kernel-builder")
+    if sides:
+        warnings.warn(
+            f"kernel '{metadata.name}' variant '{variant_dir.name}' was built from a dirty git tree "
+            f"({' and '.join(sides)}); it may not match any commit",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def _entry_point(variant_dir: Path, metadata: Metadata) -> Path:
+    for entry in (variant_dir / "__init__.py", variant_dir / metadata.name.replace("-", "_") / "__init__.py"):
+        if entry.is_file():
+            return entry
+    raise KernelNotFound(
+        f"No kernel module found at: `{variant_dir}`",
+        hint="a variant needs __init__.py (or <name>/__init__.py for pre-flattening builds)",
+    )
+
+
+def import_variant(
+    variant_dir: Path,
+    *,
+    repo_info: RepoInfo | None = None,
+    verify_digest: bool | None = None,
+    metadata: Metadata | None = None,
+) -> ModuleType:
+    """Verify and import ``variant_dir`` (once per process; later calls return the module)."""
+    key = _key(variant_dir)
+    with _lock:
+        hit = _registry.get(key)
+        if hit is not None:
+            return hit.module
+        if metadata is None:
+            metadata = Metadata.read(variant_dir / "metadata.json")
+        verify_variant(variant_dir, metadata, verify_digest=verify_digest)
+        _warn_if_dirty(metadata, variant_dir)
+        entry = _entry_point(variant_dir, metadata)
+        spec = importlib.util.spec_from_file_location(metadata.id, entry)
+        if spec is None or spec.loader is None:  # pragma: no cover - only for odd file systems
+            raise KernelNotFound(f"cannot create an import spec for {entry}")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[metadata.id] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException as exc:
+            sys.modules.pop(metadata.id, None)
+            origin = f" ({repo_info.repo_id}, revision {repo_info.revision})" if repo_info else ""
+            if hasattr(exc, "add_note"):  # Python >= 3.11
+                exc.add_note(f"while importing kernel '{metadata.name}', variant '{variant_dir.name}'{origin}")
+            raise
+        _registry[key] = LoadedKernel(metadata=metadata, module=module, repo_info=repo_info)
+        return module

@@ -1,0 +1,130 @@
+"""``kernels.lock``: pin each kernel dependency of a project to a commit.
+
+The file is the one PyPI ``kernels`` writes and reads: a JSON list of
+``{"dependency": {"repo-id": R, "version": N | "revision": S}, "lock": {"commit": C}}``.
+Dependencies come from ``[tool.kernels.dependencies]`` in ``pyproject.toml``
+(``"org/name" = N`` for version N, or a string for a revision).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kernel_builder.errors import ConfigError
+from kernel_builder.loader.errors import InvalidRequest
+
+__all__ = ["Dependency", "Lock", "read_dependencies", "read_lockfile", "parse_lockfile", "dumps_lockfile", "find_lock", "LOCKFILE"]
+
+LOCKFILE = "kernels.lock"
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+@attrs.frozen
+class Dependency:
+    """A kernel a project needs: exactly one of ``version`` and ``revision``."""
+
+    repo_id: str
+    version: int | None = None
+    revision: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        key, value = ("version", self.version) if self.version is not None else ("revision", self.revision)
+        return {"repo-id": self.repo_id, key: value}
+
+
+@attrs.frozen
+class Lock:
+    dependency: Dependency
+    commit: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"dependency": self.dependency.to_json(), "lock": {"commit": self.commit}}
+
+
+def _load_toml(text: str) -> dict[str, Any]:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10: tomlkit is a dependency anyway
+        import tomlkit
+
+        data: dict[str, Any] = tomlkit.loads(text).unwrap()
+        return data
+    return tomllib.loads(text)
+
+
+def read_dependencies(project_dir: Path) -> list[Dependency]:
+    """``[tool.kernels.dependencies]`` of ``project_dir/pyproject.toml``, in file order."""
+    path = Path(project_dir) / "pyproject.toml"
+    try:
+        data = _load_toml(path.read_text())
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}", hint="pass the project directory") from None
+    except ValueError as exc:  # tomllib.TOMLDecodeError and tomlkit's parse errors are ValueErrors
+        raise ConfigError(f"{path} is not valid TOML: {exc}") from None
+    table = data.get("tool", {}).get("kernels", {}).get("dependencies")
+    if not isinstance(table, dict) or not table:
+        raise ConfigError(
+            f"{path} has no [tool.kernels.dependencies] table",
+            hint='add e.g.\n[tool.kernels.dependencies]\n"kernels-community/relu" = 1',
+        )
+    deps = []
+    for repo_id, spec in table.items():
+        if isinstance(spec, bool) or not isinstance(spec, (int, str)):
+            raise ConfigError(
+                f"{path}: tool.kernels.dependencies.{repo_id!r} must be a version number or a revision string, got {spec!r}"
+            )
+        deps.append(Dependency(repo_id, version=spec) if isinstance(spec, int) else Dependency(repo_id, revision=spec))
+    return deps
+
+
+def dumps_lockfile(locks: list[Lock]) -> str:
+    return json.dumps([lock.to_json() for lock in locks], indent=2)
+
+
+def read_lockfile(path: Path) -> list[Lock]:
+    """Parse a lock file; a malformed entry raises ``InvalidRequest`` naming it."""
+    try:
+        text = Path(path).read_text()
+    except OSError as exc:
+        raise InvalidRequest(f"cannot read lock file {path}: {exc.strerror or exc}", hint="run `kernel-builder lock PROJECT`") from None
+    return parse_lockfile(text, str(path))
+
+
+def parse_lockfile(text: str, path: str) -> list[Lock]:
+    """Parse lock-file text (``path`` names it in errors)."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InvalidRequest(f"lock file {path} is not valid JSON: {exc}") from None
+    if not isinstance(data, list):
+        raise InvalidRequest(f"lock file {path} must hold a JSON list")
+    locks = []
+    for i, entry in enumerate(data):
+        try:
+            dep, commit = entry["dependency"], entry["lock"]["commit"]
+            repo_id = dep["repo-id"]
+            version, revision = dep.get("version"), dep.get("revision")
+            if (version is None) == (revision is None) or not _COMMIT.fullmatch(str(commit)):
+                raise KeyError
+        except (KeyError, TypeError):
+            raise InvalidRequest(
+                f"lock file {path}: entry {i} is not {{dependency: {{repo-id, version|revision}}, lock: {{commit}}}}",
+                hint="regenerate it with `kernel-builder lock PROJECT`",
+            ) from None
+        locks.append(Lock(Dependency(repo_id, version=version, revision=revision), str(commit).lower()))
+    return locks
+
+
+def find_lock(locks: list[Lock], repo_id: str) -> Lock:
+    for lock in locks:
+        if lock.dependency.repo_id == repo_id:
+            return lock
+    raise InvalidRequest(
+        f"Kernel `{repo_id}` is not locked. Please lock it with `kernel-builder lock <project>` and then reinstall the project.",
+        hint="add it to [tool.kernels.dependencies] and run `kernel-builder lock PROJECT`",
+    )

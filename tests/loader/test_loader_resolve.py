@@ -1,0 +1,168 @@
+"""resolve(): acceptance, ranking and reasons on hand-written cases (whole ordered lists)."""
+
+from __future__ import annotations
+
+import pytest
+
+from kernel_builder.variants.resolve import VariantAccepted, VariantRejected, format_trace, resolve
+from kernel_builder.variants.system import System
+
+LINUX = dict(cpu="x86_64", os="linux", torch_version=(2, 10), cxx11_abi=True)
+CUDA_SET = [
+    "torch210-cxx11-cu126-x86_64-linux",
+    "torch210-cxx11-cu128-x86_64-linux",
+    "torch210-cxx11-cu130-x86_64-linux",
+    "torch-cuda",
+]
+
+
+def accepted(system: System, names: list[str]) -> list[str]:
+    return [a.variant for a in resolve(system, names).accepted]
+
+
+class TestCuda:
+    @pytest.mark.parametrize(
+        ("cuda", "best"),
+        [
+            ("12.8", "torch210-cxx11-cu128-x86_64-linux"),
+            ("12.9", "torch210-cxx11-cu128-x86_64-linux"),
+            ("12.5", "torch-cuda"),
+            ("11.8", "torch-cuda"),
+            ("13.2", "torch210-cxx11-cu130-x86_64-linux"),
+        ],
+    )
+    def test_same_major_minor_not_newer(self, cuda: str, best: str) -> None:
+        assert resolve(System(backend=f"cuda {cuda}", **LINUX), CUDA_SET).best == best
+
+    def test_whole_order(self) -> None:
+        system = System(backend="cuda 12.9", **LINUX)
+        assert accepted(system, CUDA_SET) == [
+            "torch210-cxx11-cu128-x86_64-linux",
+            "torch210-cxx11-cu126-x86_64-linux",
+            "torch-cuda",
+        ]
+
+    def test_no_noarch_means_nothing(self) -> None:
+        system = System(backend="cuda 12.5", **LINUX)
+        assert accepted(system, CUDA_SET[:3]) == []
+
+    def test_reason_names_both_versions(self) -> None:
+        res = resolve(System(backend="cuda 12.5", **LINUX), ["torch210-cxx11-cu128-x86_64-linux"])
+        assert res.rejected == (
+            VariantRejected(
+                "torch210-cxx11-cu128-x86_64-linux",
+                "CUDA 12.8 is not compatible with system CUDA 12.5 (same major, minor <= system)",
+            ),
+        )
+
+
+def test_rocm_needs_exact_minor() -> None:
+    system = System(backend="rocm 7.0", **LINUX)
+    names = ["torch210-cxx11-rocm70-x86_64-linux", "torch210-cxx11-rocm71-x86_64-linux", "torch-rocm"]
+    assert accepted(system, names) == ["torch210-cxx11-rocm70-x86_64-linux", "torch-rocm"]
+
+
+def test_cpu_arch_before_noarch_before_universal() -> None:
+    system = System(backend="cpu", **LINUX)
+    names = ["torch-universal", "torch-cpu", "torch210-cxx11-cpu-x86_64-linux", "torch29-cxx11-cpu-x86_64-linux"]
+    assert accepted(system, names) == ["torch210-cxx11-cpu-x86_64-linux", "torch-cpu", "torch-universal"]
+
+
+@pytest.mark.parametrize(("macos", "best"), [((26, 0), "torch210-metal-aarch64-darwin"), ((26, 1), "torch210-metal-aarch64-darwin"), ((15, 7), "torch-metal"), (None, "torch-metal")])
+def test_metal_needs_macos_26(macos, best) -> None:
+    system = System(backend="metal", cpu="aarch64", os="darwin", torch_version=(2, 10), macos_version=macos)
+    res = resolve(system, ["torch210-metal-aarch64-darwin", "torch-metal"])
+    assert res.best == best
+    if best == "torch-metal":
+        assert "require macOS 26.0" in res.rejected[0].reason
+
+
+def test_darwin_rejects_abi_tagged() -> None:
+    system = System(backend="cpu", cpu="aarch64", os="darwin", torch_version=(2, 10), macos_version=(26, 0))
+    assert accepted(system, ["torch210-cxx11-cpu-aarch64-darwin", "torch210-cpu-aarch64-darwin"]) == [
+        "torch210-cpu-aarch64-darwin"
+    ]
+
+
+def test_noarch_fallback_on_other_cpu() -> None:
+    system = System(backend="cuda 12.8", cpu="aarch64", os="linux", torch_version=(2, 10), cxx11_abi=True)
+    assert resolve(system, CUDA_SET).best == "torch-cuda"
+
+
+def test_no_torch_only_noarch() -> None:
+    system = System(backend="cpu", cpu="x86_64", os="linux", torch_version=None)
+    assert accepted(system, ["torch210-cpu-x86_64-linux", "torch-stable-abi29-cpu-x86_64-linux", "torch-cpu"]) == ["torch-cpu"]
+
+
+class TestStableAbi:
+    NAMES = [
+        "torch210-cxx11-cu128-x86_64-linux",
+        "torch-stable-abi29-cu128-x86_64-linux",
+        "torch-stable-abi210-cu126-x86_64-linux",
+        "torch-stable-abi211-cu128-x86_64-linux",
+    ]
+
+    def test_newest_compatible_first_then_torch(self) -> None:
+        system = System(backend="cuda 12.8", **LINUX)
+        assert accepted(system, self.NAMES) == [
+            "torch-stable-abi210-cu126-x86_64-linux",
+            "torch-stable-abi29-cu128-x86_64-linux",
+            "torch210-cxx11-cu128-x86_64-linux",
+        ]
+        too_new = [r for r in resolve(system, self.NAMES).rejected if r.variant.startswith("torch-stable-abi211")]
+        assert "too new" in too_new[0].reason
+
+    def test_accepted_on_newer_torch(self) -> None:
+        system = System(backend="cuda 12.8", cpu="x86_64", os="linux", torch_version=(2, 13), cxx11_abi=True)
+        assert resolve(system, self.NAMES).best == "torch-stable-abi211-cu128-x86_64-linux"
+
+
+def test_tagless_beats_tagged_even_with_older_cuda() -> None:
+    system = System(backend="cuda 12.8", **LINUX)
+    names = ["torch210-cxx11-cu128-x86_64-linux", "torch210-cu126-x86_64-linux"]
+    assert accepted(system, names) == ["torch210-cu126-x86_64-linux", "torch210-cxx11-cu128-x86_64-linux"]
+
+
+def test_cxx98_rejected_on_cxx11_torch() -> None:
+    res = resolve(System(backend="cpu", **LINUX), ["torch210-cxx98-cpu-x86_64-linux"])
+    assert res.accepted == () and "CXX11 ABI False" in res.rejected[0].reason
+
+
+def test_tvm_ffi_version_must_match() -> None:
+    system = System(backend="cpu", tvm_ffi_version=(0, 1), **LINUX)
+    assert accepted(system, ["tvm-ffi01-cpu-x86_64-linux", "tvm-ffi02-cpu-x86_64-linux"]) == ["tvm-ffi01-cpu-x86_64-linux"]
+
+
+def test_free_threaded_rejects_arch() -> None:
+    system = System(backend="cpu", free_threaded=True, **LINUX)
+    res = resolve(system, ["torch210-cxx11-cpu-x86_64-linux", "torch-cpu"])
+    assert res.best == "torch-cpu" and "free-threaded" in res.rejected[0].reason
+
+
+def test_cann_noarch_is_npu() -> None:
+    system = System(backend="cann 8.0", **LINUX)
+    assert accepted(system, ["torch-npu", "torch-cann", "torch-universal"]) == ["torch-npu", "torch-universal"]
+
+
+def test_unparsable_names_rejected_last_with_reason() -> None:
+    res = resolve(System(backend="cpu", **LINUX), ["build", "torch-cpu", "torch210-cpu"])
+    assert res.accepted == (VariantAccepted("torch-cpu"),)
+    assert [r.variant for r in res.rejected] == ["build", "torch210-cpu"]
+    assert all(r.reason.startswith("not a variant name") for r in res.rejected)
+
+
+def test_every_candidate_decided_once() -> None:
+    names = [*CUDA_SET, "torch-cpu", "torch-universal", "junk"]
+    res = resolve(System(backend="cuda 12.6", **LINUX), names)
+    assert sorted(d.variant for d in res.decisions) == sorted(names)
+
+
+def test_trace_format() -> None:
+    res = resolve(System(backend="cuda 12.6", **LINUX), CUDA_SET)
+    assert format_trace(res).splitlines() == [
+        "torch210-cxx11-cu126-x86_64-linux compatible, preferred ✅",
+        "torch-cuda compatible ✅",
+        "torch210-cxx11-cu128-x86_64-linux: CUDA 12.8 is not compatible with system CUDA 12.6 (same major, minor <= system)",
+        "torch210-cxx11-cu130-x86_64-linux: CUDA 13.0 is not compatible with system CUDA 12.6 (same major, minor <= system)",
+    ]
+    assert format_trace(resolve(System(backend="cpu", **LINUX), [])) == ""

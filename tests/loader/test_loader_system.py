@@ -1,0 +1,111 @@
+"""detect_system(): probes, overrides, and detection without a GPU."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import platform
+import sys
+import types
+
+import pytest
+
+from kernel_builder.errors import LoadError
+from kernel_builder.variants import system as sysmod
+from kernel_builder.variants.system import BackendInfo, System, detect_system, select_backend
+
+
+@pytest.fixture
+def fresh_probes():
+    for name in dir(sysmod):
+        fn = getattr(sysmod, name)
+        if name.startswith("_probe") and hasattr(fn, "cache_clear"):
+            fn.cache_clear()
+    yield
+    for name in dir(sysmod):
+        fn = getattr(sysmod, name)
+        if name.startswith("_probe") and hasattr(fn, "cache_clear"):
+            fn.cache_clear()
+
+
+def test_this_machine() -> None:
+    import torch
+
+    s = detect_system()
+    assert s.torch_version == tuple(int(p) for p in torch.__version__.split("+")[0].split(".")[:2])
+    assert s.cpu == platform.machine() and s.os == platform.system().lower()
+    assert s.cxx11_abi == (torch.compiled_with_cxx11_abi() if s.os == "linux" else None)
+    expected = "cuda" if torch.version.cuda else "cpu"
+    assert s.backend.name.value == expected
+
+
+def test_all_facts_given_means_no_probe(monkeypatch: pytest.MonkeyPatch) -> None:
+    def boom() -> None:
+        raise AssertionError("probed")
+
+    for name in ("_probe_platform", "_probe_torch", "_probe_torch_backend", "_probe_cudart", "_probe_tvm_ffi", "_probe_free_threaded"):
+        monkeypatch.setattr(sysmod, name, boom)
+    s = detect_system(
+        backend="cu128", cpu="aarch64", os="linux", torch_version="2.12.1", cxx11_abi=False,
+        tvm_ffi_version=None, macos_version=None, free_threaded=False,
+    )
+    assert s == System(backend=BackendInfo("cuda", (12, 8)), cpu="aarch64", os="linux", torch_version=(2, 12), cxx11_abi=False)
+    assert s.backend.variant_str == "cu128"
+
+
+def _fake_torch(**version) -> types.ModuleType:
+    torch = types.ModuleType("torch")
+    torch.__spec__ = importlib.machinery.ModuleSpec("torch", None)
+    torch.__version__ = "2.12.1+test"
+    torch.version = types.SimpleNamespace(**{"cuda": None, "hip": None, "xpu": None, **version})
+    torch.backends = types.SimpleNamespace(mps=types.SimpleNamespace(is_available=lambda: False))
+    torch._C = types.SimpleNamespace(_get_privateuse1_backend_name=lambda: "privateuseone")
+    torch.compiled_with_cxx11_abi = lambda: True
+    return torch
+
+
+@pytest.mark.parametrize(
+    ("version", "expected"),
+    [
+        ({"cuda": "12.8"}, BackendInfo("cuda", (12, 8))),
+        ({"hip": "7.1.25424-abc"}, BackendInfo("rocm", (7, 1))),
+        ({"xpu": "20250201"}, BackendInfo("xpu", (2025, 2))),
+        ({}, BackendInfo("cpu")),
+    ],
+)
+def test_backend_from_torch_build_without_gpu(fresh_probes, monkeypatch, version, expected) -> None:
+    """A CUDA/ROCm/XPU build of torch on a machine with no device still names its backend."""
+    monkeypatch.setitem(sys.modules, "torch", _fake_torch(**version))
+    s = detect_system(cpu="x86_64", os="linux", tvm_ffi_version=None, free_threaded=False)
+    assert s.backend == expected and s.torch_version == (2, 12) and s.cxx11_abi is True
+
+
+def test_without_torch_uses_cudart_or_cpu(fresh_probes, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", None)  # importlib finds no torch
+    monkeypatch.setattr(sysmod, "_probe_cudart", lambda: None)
+    s = detect_system(cpu="x86_64", os="linux")
+    assert s.torch_version is None and s.cxx11_abi is None and s.backend == BackendInfo("cpu")
+    monkeypatch.setattr(sysmod, "_probe_cudart", lambda: BackendInfo("cuda", (13, 0)))
+    assert detect_system(cpu="x86_64", os="linux").backend.variant_str == "cu130"
+
+
+def test_cxx11_only_on_linux(fresh_probes, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "torch", _fake_torch())
+    assert detect_system(cpu="x86_64", os="windows").cxx11_abi is None
+
+
+def test_backend_text_forms() -> None:
+    assert BackendInfo("cuda", "12.8") == System(backend="cu128", cpu="x", os="linux").backend
+    assert System(backend="cuda 13.0", cpu="x", os="linux").backend.variant_str == "cu130"
+    assert System(backend="xpu20253", cpu="x", os="linux").backend.version == (2025, 3)
+    assert System(backend="cann 8.0", cpu="x", os="linux").backend.noarch_name == "npu"
+    with pytest.raises(ValueError):
+        System(backend="gpu", cpu="x", os="linux")
+
+
+def test_select_backend() -> None:
+    s = System(backend="cuda 12.8", cpu="x86_64", os="linux", torch_version=(2, 12))
+    assert select_backend(s, None) is s
+    assert select_backend(s, "cpu").backend == BackendInfo("cpu")
+    assert select_backend(s, "cuda").backend.version == (12, 8)
+    with pytest.raises(LoadError, match="Invalid backend 'xpu', system supported backends: cpu, cuda"):
+        select_backend(s, "xpu")
