@@ -1,0 +1,90 @@
+"""Parallel variant builds: wall time of four variant derivations with -j 1 vs -j 2.
+
+Four compiled CPU variants: examples/relu's torch 2.13 and torch 2.14 CPU variants, for two
+copies of the kernel (`relu` and `relu-twin`). Each round salts the sources so that Nix
+really builds, then runs one `nix build` over the four `redistributable.<variant>`
+outputs with `--cores 1` and `-j 1`, then `-j 2`. The speedup (-j 1 time / -j 2 time) is
+the ratio; goal >= 1.7 on 2 cores. Needs the torch 2.14 toolchain (toolchain discover).
+
+    .venv/bin/python benchmarks/parallel_variants.py
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from kernel_builder import nix
+from kernel_builder.toolchain.flake_input import prepare_kernel_flake
+
+REPO = Path(__file__).resolve().parent.parent
+VARIANTS = ("torch213-cxx11-cpu-x86_64-linux", "torch214-cxx11-cpu-x86_64-linux")
+FLAKE = """{
+  inputs.kernel-builder.url = "path:%s";
+  outputs = { self, kernel-builder }: kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; };
+}
+"""
+
+
+def snapshot_builder(dest: Path) -> Path:
+    """Pin the builder (KERNEL_BUILDER_ROOT) so that edits to the checkout during the run
+    cannot change the derivations being timed."""
+    dest.mkdir(parents=True)
+    shutil.copy2(REPO / "flake.nix", dest / "flake.nix")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(REPO / "nix", dest / "nix", ignore=ignore)
+    shutil.copytree(REPO / "python" / "kernel_builder", dest / "python" / "kernel_builder", ignore=ignore)
+    return dest
+
+
+def make_kernel(root: Path, name: str) -> Path:
+    kernel = root / name
+    shutil.copytree(REPO / "examples" / "relu", kernel, ignore=shutil.ignore_patterns("build", "__pycache__"))
+    (kernel / "flake.nix").write_text(FLAKE % REPO)
+    toml = kernel / "build.toml"
+    toml.write_text(toml.read_text().replace('name = "relu"', f'name = "{name}"', 1))
+    module = name.replace("-", "_")
+    if module != "relu":
+        (kernel / "torch-ext" / "relu").rename(kernel / "torch-ext" / module)
+    return kernel
+
+
+def round_(kernels: list[Path], jobs: int) -> float:
+    installables, flake_args = [], None
+    for kernel in kernels:
+        source = kernel / "relu_cpu" / "relu_cpu.cpp"
+        source.write_text(source.read_text() + f"\n// salt {time.time_ns()}\n")
+        prepared = prepare_kernel_flake(kernel)
+        available = {row for row in nix.eval_json(prepared.installable("buildableVariants"), flake_args=prepared.flake_args)}
+        missing = [v for v in VARIANTS if v not in available]
+        if missing:
+            sys.exit(f"cannot build {missing}: run `kernel-builder toolchain discover --python <torch 2.14 python>`")
+        installables += [prepared.installable(f"redistributable.{v}") for v in VARIANTS]
+        # One nix call builds both kernels; the override input (builder, toolchain, kernel id)
+        # of the last kernel applies to both, which changes nothing for timing.
+        flake_args = prepared.flake_args
+    start = time.perf_counter()
+    report = nix.build(installables, nix.NixOptions(max_jobs=jobs, cores=1), flake_args=flake_args)
+    elapsed = time.perf_counter() - start
+    if report.returncode != 0 or len(report.built) != 4:
+        sys.exit(f"-j {jobs}: nix exited {report.returncode} after starting {len(report.built)} of 4 builds: {report.errors[-5:]}")
+    return elapsed
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="kb-par-") as tmp:
+        os.environ["KERNEL_BUILDER_ROOT"] = str(snapshot_builder(Path(tmp) / "builder"))
+        kernels = [make_kernel(Path(tmp), "relu"), make_kernel(Path(tmp), "relu-twin")]
+        serial = round_(kernels, 1)
+        print(f"-j 1: {serial:.1f}s for 4 variants")
+        parallel = round_(kernels, 2)
+        print(f"-j 2: {parallel:.1f}s for 4 variants")
+        print(f"ratio: {serial / parallel:.2f}")
+
+
+if __name__ == "__main__":
+    main()

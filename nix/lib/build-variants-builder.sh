@@ -1,0 +1,26 @@
+# Writes $out/bin/build-variants, a script bound to one bundle store path.
+set -euo pipefail
+mkdir -p "$out/bin"
+script="$out/bin/build-variants"
+{
+  echo '#!/bin/bash'
+  echo 'set -euo pipefail'
+  echo 'export PATH="/usr/bin:/bin:$PATH"'
+  printf 'bundle=%q\n' "$bundle"
+  printf 'kernel=%q\n' "$kernelName"
+  cat <<'BODY'
+mkdir -p build
+count=0
+for entry in "$bundle"/*; do
+  name=$(basename "$entry")
+  rm -rf "build/$name"
+  cp -r "$entry" "build/$name"
+  chmod -R u+w "build/$name"
+  if [ -d "$entry" ] && [ "$name" != benchmarks ]; then
+    count=$((count + 1))
+  fi
+done
+echo "build-variants: copied $count variant(s) of $kernel into ./build" >&2
+BODY
+} > "$script"
+chmod +x "$script"

@@ -1,0 +1,32 @@
+# The bundle: every buildable bundle variant joined into one tree, plus benchmarks/ and
+# the rendered card, as `bundle/<variant>/...` (each variant output already holds one
+# top-level directory named after the variant).
+#
+# Type: { config; system; path; context; kernel; variants : [ { name; drv } ] } -> derivation
+{ config, system, path, context, kernel, variants }:
+let
+  root = toString path;
+  extras = builtins.path {
+    inherit path;
+    name = "${config.name}-bundle-source";
+    filter = p: type:
+      let rel = builtins.substring (builtins.stringLength root + 1) (-1) (toString p);
+      in rel == "build.toml" || rel == "CARD.md" || rel == "benchmarks"
+        || (builtins.substring 0 11 rel == "benchmarks/" && baseNameOf p != "__pycache__");
+  };
+  driverPython = if context.toolchain == null then "" else context.toolchain.driver.python;
+in
+derivation {
+  name = "${config.name}-bundle";
+  inherit system extras driverPython;
+  builder = "/bin/bash";
+  args = [ ./bundle-builder.sh ];
+  outputs = [ "out" ];
+  PATH = "/usr/bin:/bin";
+  kernelBuilderPython = context.pythonFullSrc;
+  renderCard = ./render-card.py;
+  variantOutputs = map (v: v.drv) variants;
+  variantNames = map (v: v.name) variants;
+  preferLocalBuild = true;
+  allowSubstitutes = false;
+}

@@ -1,0 +1,17 @@
+# The post-build checks of one variant as a derivation (`nix flake check` builds these):
+# `kernel-builder check` on the variant tree (layout, metadata, digest, ABI report, and
+# the import check with the variant's own toolchain Python).
+#
+# Type: { config; system; variant; drv; toolchain; pythonSrc } -> derivation
+{ config, system, variant, drv, toolchain, pythonSrc }:
+derivation {
+  name = "${config.name}-${variant}-check";
+  inherit system variant;
+  builder = "/bin/bash";
+  args = [ ./check-builder.sh ];
+  outputs = [ "out" ];
+  tree = drv;
+  kernelBuilderPython = pythonSrc;
+  inherit (toolchain) driverPython toolchainPython;
+  PATH = toolchain.env.PATH;
+}

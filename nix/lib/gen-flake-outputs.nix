@@ -1,0 +1,109 @@
+# The outputs of a kernel flake, for one system (the machine's; raw derivations only run
+# where they are built).
+#
+# Type: { builderSrc; context } -> { self; path; system ? "x86_64-linux"; toolchainProvider ? null }
+#       -> { packages; legacyPackages; devShells; checks; }
+{ builderSrc, context }:
+{ self ? null
+, path ? throw "kernel-builder: genKernelFlakeOutputs needs `path`: call it as kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; }"
+, system ? (if context.toolchain != null then context.toolchain.system else "x86_64-linux")
+, toolchainProvider ? null
+, ...
+}:
+let
+  config = import ./kernel-config.nix path;
+  records = import ./variant-records.nix {
+    inherit config system;
+    buildSetsFile = builderSrc.outPath + "/nix/build-sets.json";
+  };
+  providers = import ../toolchains;
+  providerName = if context.toolchain == null then "host" else context.toolchain.provider or "host";
+  provider =
+    if toolchainProvider != null then toolchainProvider
+    else providers.${providerName} or (throw "kernel-builder: unknown toolchain provider ${providerName}; known: ${toString (builtins.attrNames providers)}");
+  toolchainFor = provider { recorded = context.toolchain; inherit system; };
+  kernel = import ./kernel-identity.nix { inherit self; recorded = context.kernel; };
+
+  sources = builtins.listToAttrs (map
+    (backend: { name = backend; value = import ./source.nix { inherit path config backend; }; })
+    config.backends);
+
+  # A variant is buildable with the first of its build sets that has a toolchain.
+  withToolchain = r:
+    let
+      tried = map (bs: { buildSet = bs; toolchain = toolchainFor bs; }) r.buildSets;
+      usable = builtins.filter (t: t.toolchain.available) tried;
+      pick = if usable != [ ] then builtins.head usable else builtins.head tried;
+    in
+    r // pick;
+  variants = map withToolchain records;
+  buildable = builtins.filter (v: v.toolchain.available) variants;
+
+  mkVariant = extraAttrs: v: import ./variant.nix {
+    inherit config system kernel extraAttrs;
+    inherit (v) backend toolchain;
+    variant = v.name;
+    src = sources.${v.backend};
+    pythonSrc = context.pythonSrc;
+  };
+  byName = f: vs: builtins.listToAttrs (map (v: { name = v.name; value = f v; }) vs);
+
+  redistributable = byName (mkVariant { }) variants;
+  bundleVariants = builtins.filter (v: v.bundle) buildable;
+  bundle = import ./bundle.nix {
+    inherit config system path context kernel;
+    variants = map (v: { name = v.name; drv = redistributable.${v.name}; }) bundleVariants;
+  };
+  buildVariants = import ./build-variants.nix { inherit config system bundle; };
+  devShells = byName
+    (mkVariant {
+      shellHook = ''
+        echo "kernel-builder dev shell: ${config.name} ${"$"}{variant} (host toolchain, not hermetic)" >&2
+        echo "  toolchain python: $toolchainPython" >&2
+        export PYTHONPATH="$kernelBuilderPython${"$"}{PYTHONPATH:+:$PYTHONPATH}"
+      '';
+      isDevShell = "1";
+    })
+    buildable;
+  checks = byName
+    (v: import ./check.nix {
+      inherit config system;
+      variant = v.name;
+      drv = redistributable.${v.name};
+      inherit (v) toolchain;
+      pythonSrc = context.pythonFullSrc;
+    })
+    buildable;
+  info = map
+    (v: {
+      inherit (v) name kind backend bundle;
+      torch = v.buildSet.torch;
+      backendVersion = v.buildSet.backendVersion or null;
+      buildable = v.toolchain.available;
+      reason = v.toolchain.reason;
+    })
+    variants;
+in
+{
+  packages.${system} = {
+    default = bundle;
+    inherit bundle;
+    build-variants = buildVariants;
+  };
+  # Non-derivation values live here so that `nix flake check` passes; the CLI paths stay
+  # `.#variants`, `.#redistributable.<variant>`.
+  legacyPackages.${system} = {
+    variants = map (v: v.name) variants;
+    bundleVariants = map (v: v.name) (builtins.filter (v: v.bundle) variants);
+    buildableVariants = map (v: v.name) buildable;
+    # One record per variant, in matrix order: what the CLI selects from.
+    variantTable = info;
+    inherit redistributable bundle;
+    # The filtered source each backend's variants see (for inspection and tests).
+    inherit sources;
+    kernelIdentity = kernel;
+    build-variants = buildVariants;
+  };
+  devShells = { ${system} = devShells // (if buildable == [ ] then { } else { default = devShells.${(builtins.head buildable).name}; }); };
+  checks = { ${system} = checks; };
+}

@@ -1,0 +1,25 @@
+# One variant as one raw derivation that runs the one-variant build.
+#
+# Its inputs are only: this backend's filtered source, the build-relevant part of the
+# kernel-builder Python package, the kernel identity, and the toolchain identity. The
+# builder is /bin/bash with outputs = [ "out" ] so that `nix develop` works on it.
+#
+# Type: { config; variant : string; backend; system; src; pythonSrc; toolchain; kernel }
+#       -> derivation whose $out/<variant>/ is the variant tree
+{ config, variant, backend, system, src, pythonSrc, toolchain, kernel, extraAttrs ? { } }:
+if !toolchain.available then
+  throw "kernel-builder: cannot build variant ${variant} of ${config.name} on this machine: ${toolchain.reason}"
+else
+derivation (toolchain.identity // toolchain.env // {
+  name = "${config.name}-${variant}";
+  inherit system variant backend src;
+  builder = "/bin/bash";
+  args = [ ./variant-builder.sh ];
+  outputs = [ "out" ];
+  kernelBuilderPython = pythonSrc;
+  inherit (toolchain) driverPython toolchainPython;
+  uniqueId = kernel.uniqueId;
+  kernelCommit = if kernel.commit == null then "" else kernel.commit;
+  kernelDirty = if kernel.dirty then "1" else "";
+  placeholders = config.placeholdersFor backend;
+} // extraAttrs)

@@ -1,0 +1,14 @@
+# Toolchain providers, one file each. A provider turns a build set into what the variant
+# derivation needs; the matrix and the derivation never look inside a toolchain.
+#
+# Provider type:
+#   { recorded : parsed toolchain JSON or null; system : string }
+#   -> buildSet : { key; torch; backend; backendVersion }
+#   -> { available : bool; reason : string; driverPython; toolchainPython;
+#        env : attrs of strings (PATH, CUDA_HOME, ...); identity : attrs of strings }
+#
+# `identity` goes into the derivation verbatim: any change in it rebuilds the variant,
+# nothing outside it does.
+{
+  host = import ./host.nix;
+}

@@ -1,0 +1,417 @@
+"""``kernel-builder build``: build variants with Nix (or ``--local``) into DIR/build.
+
+The command validates build.toml before Nix runs, asks the kernel flake which variants
+exist and which this machine can build, runs one ``nix build --json`` over the selected
+``redistributable.<variant>`` outputs with explicit jobs, shows live progress on stderr,
+copies each result into ``DIR/build/<variant>`` (replacing only that directory), hashes
+the tree and ends with a table. Results go to stdout only with ``--json``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+import click
+
+from kernel_builder.errors import BuildError, ConfigError
+
+__all__ = ["build", "VariantRow", "select_variants", "default_jobs"]
+
+HERMETIC_NOTE = (
+    "host toolchain (not hermetic): variants are built with this machine's compiler, nvcc and "
+    "Python environments as recorded in {path}; a change to any of them rebuilds, but the "
+    "results are only as reproducible as this machine"
+)
+
+
+@attrs.define
+class VariantRow:
+    """One selected variant and what happened to it."""
+
+    name: str
+    status: str = "queued"  # queued | building | built | cached | failed
+    started: float | None = None
+    seconds: float | None = None
+    size: int | None = None
+    drv: str | None = None
+    log: list[str] = attrs.field(factory=list)
+
+
+def default_jobs(n_variants: int, cpus: int | None = None) -> tuple[int, int]:
+    """``(max-jobs, cores)``: one variant per core up to the variant count, cores shared."""
+    cpus = cpus or os.cpu_count() or 1
+    jobs = max(1, min(n_variants, cpus))
+    return jobs, max(1, cpus // jobs)
+
+
+def select_variants(
+    table: Sequence[dict[str, Any]], variants: Sequence[str], backends: Sequence[str]
+) -> tuple[list[str], list[str]]:
+    """Pick variants from the flake's variant table: ``(selected, skip notes)``.
+
+    Explicit ``variants`` must exist and be buildable here (else ``ConfigError`` naming the
+    reason); otherwise every bundle variant of the chosen ``backends`` that has a
+    toolchain, with a note for each one that has none.
+    """
+    by_name = {row["name"]: row for row in table}
+    for name in variants:
+        if name not in by_name:
+            raise ConfigError(
+                f"unknown variant {name!r} for this kernel on this system",
+                hint="choose one of: " + ", ".join(by_name),
+            )
+        if not by_name[name]["buildable"]:
+            raise ConfigError(f"variant {name} cannot be built here: {by_name[name]['reason']}")
+    known_backends = {row["backend"] for row in table}
+    for backend in backends:
+        if backend not in known_backends:
+            raise ConfigError(
+                f"no variant of this kernel has backend {backend!r}",
+                hint="backends of this kernel: " + ", ".join(sorted(known_backends)),
+            )
+    if variants:
+        return [row["name"] for row in table if row["name"] in variants], []
+    selected, notes = [], []
+    for row in table:
+        if backends and row["backend"] not in backends:
+            continue
+        if not row["bundle"]:
+            continue
+        if row["buildable"]:
+            selected.append(row["name"])
+        else:
+            notes.append(f"{row['name']}: {row['reason']}")
+    return selected, notes
+
+
+def _hash_variants(variant_dirs: Sequence[Path]) -> None:
+    """`kernel-builder hash` for the variants this run copied (others under build/ are left alone)."""
+    from kernel_builder.digest import compute_digest
+    from kernel_builder.metadata import Metadata
+
+    for variant in variant_dirs:
+        path = variant / "metadata.json"
+        Metadata.read(path).with_digest(compute_digest(variant)).write(path)
+
+
+def _tree_size(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _copy_variant(store_out: Path, name: str, build_dir: Path) -> Path:
+    """Replace ``build_dir/name`` by the store tree; leave every other entry alone."""
+    source = store_out / name
+    if not (source / "metadata.json").is_file():
+        source = store_out
+    target = build_dir / name
+    tmp = build_dir / f".{name}.{os.getpid()}.tmp"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    shutil.copytree(source, tmp, symlinks=True)
+    for path in [tmp, *tmp.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(path.stat().st_mode | 0o200)
+    if target.exists():
+        shutil.rmtree(target)
+    os.rename(tmp, target)
+    return target
+
+
+class _Progress:
+    """Live table on a terminal, one line per state change otherwise (stderr only)."""
+
+    def __init__(self, rows: dict[str, VariantRow], stream_logs: bool) -> None:
+        from rich.console import Console
+
+        self.rows = rows
+        self.stream_logs = stream_logs
+        self.console = Console(stderr=True, soft_wrap=True)
+        self.live = None
+        if self.console.is_terminal and not stream_logs:
+            from rich.live import Live
+
+            self.live = Live(get_renderable=self._render, console=self.console, refresh_per_second=4, transient=True)
+
+    def _render(self) -> Any:
+        from rich.table import Table
+
+        table = Table(box=None, show_header=False, pad_edge=False)
+        now = time.monotonic()
+        for row in self.rows.values():
+            elapsed = f"{now - row.started:5.0f}s" if row.status == "building" and row.started else ""
+            table.add_row(row.name, row.status, elapsed)
+        return table
+
+    def __enter__(self) -> _Progress:
+        if self.live is not None:
+            self.live.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.live is not None:
+            self.live.__exit__(None, None, None)
+
+    def changed(self, row: VariantRow, line: str | None = None) -> None:
+        if self.live is not None:
+            self.live.refresh()
+        elif line is not None:
+            self.console.print(line, highlight=False, markup=False)
+
+    def log(self, row: VariantRow, text: str) -> None:
+        if self.stream_logs:
+            self.console.print(f"{row.name}> {text}", highlight=False, markup=False)
+
+
+def _summary_table(rows: Sequence[VariantRow]) -> Any:
+    from rich.table import Table
+
+    table = Table(title="kernel-builder build")
+    for column in ("variant", "status", "time", "size"):
+        table.add_column(column, justify="right" if column in ("time", "size") else "left")
+    for row in rows:
+        seconds = f"{row.seconds:.1f}s" if row.seconds is not None else "-"
+        size = f"{row.size / 1e6:.2f} MB" if row.size is not None else "-"
+        style = {"failed": "red", "built": "green"}.get(row.status)
+        table.add_row(row.name, row.status, seconds, size, style=style)
+    return table
+
+
+def _prepare(kernel_dir: Path, extra_pythons: Sequence[str], console: Any) -> tuple[Any, list[dict[str, Any]]]:
+    """Record the toolchain, write the flake input, and ask the flake for its variants.
+
+    The variant table depends only on the flake input (builder, build sets, toolchain) and
+    build.toml, so it is cached under that key: a no-op rebuild then runs nix once.
+    """
+    import hashlib
+
+    from kernel_builder import nix
+    from kernel_builder.toolchain import state_dir
+    from kernel_builder.toolchain.flake_input import prepare_kernel_flake
+
+    prepared = prepare_kernel_flake(kernel_dir, list(extra_pythons))
+    console.print(f"note: {HERMETIC_NOTE.format(path=prepared.toolchains)}", style="yellow", highlight=False)
+    key = hashlib.sha256(
+        "\0".join([*prepared.flake_args, prepared.ref]).encode() + (kernel_dir / "build.toml").read_bytes()
+    ).hexdigest()[:24]
+    cache = state_dir() / "variant-tables" / f"{key}.json"
+    if cache.is_file():
+        return prepared, json.loads(cache.read_text())
+    table = nix.eval_json(prepared.installable("variantTable"), flake_args=prepared.flake_args)
+    assert isinstance(table, list)
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(table))
+    os.replace(tmp, cache)
+    return prepared, table
+
+
+@click.command("build")
+@click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--variant", "variants", multiple=True, metavar="NAME", help="Build only this variant (repeatable).")
+@click.option("--backend", "backends", multiple=True, metavar="NAME", help="Build only variants of this backend (repeatable).")
+@click.option("-j", "--max-jobs", "max_jobs", type=click.IntRange(min=0), help="Variants built at once on this machine (default: one per CPU, at most the number of variants; 0 = only on --builders).")
+@click.option("--cores", type=click.IntRange(min=1), help="Cores each variant build may use (default: CPUs / jobs).")
+@click.option("-L", "--print-build-logs", "print_build_logs", is_flag=True, help="Stream every variant's build log to stderr.")
+@click.option("--local", is_flag=True, help="Skip Nix: build with the torch of this Python (or --toolchain-python).")
+@click.option("--toolchain-python", metavar="PATH", help="With --local: the Python whose torch to build against.")
+@click.option("--python", "extra_pythons", multiple=True, metavar="PATH", help="Also use this toolchain Python (rediscovers toolchains).")
+@click.option("--builders", metavar="SPEC", help="Nix remote builders (passed to nix as --builders), e.g. 'ssh://host x86_64-linux'.")
+@click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
+@click.option("--print-nix-args", is_flag=True, help="Record the toolchain, print the nix arguments that select this builder and toolchain (for plain `nix run/build/develop`), and exit.")
+def build(
+    directory: Path,
+    variants: tuple[str, ...],
+    backends: tuple[str, ...],
+    max_jobs: int | None,
+    cores: int | None,
+    print_build_logs: bool,
+    local: bool,
+    toolchain_python: str | None,
+    extra_pythons: tuple[str, ...],
+    builders: str | None,
+    as_json: bool,
+    print_nix_args: bool,
+) -> None:
+    """Build the variants of the kernel in DIRECTORY (default: .) into DIRECTORY/build.
+
+    \b
+    Each variant is one Nix derivation (see docs/nix.md); by default every bundle variant
+    this machine has a toolchain for is built, the others are listed with the reason.
+    Examples:
+      kernel-builder build examples/relu
+      kernel-builder build examples/relu --backend cpu -j 2
+      kernel-builder build examples/relu --variant torch213-cxx11-cpu-x86_64-linux -L
+      kernel-builder build . --builders 'ssh://builder x86_64-linux - 8'
+      kernel-builder build . --local
+      nix run .#build-variants -j 2 $(kernel-builder build --print-nix-args)
+    """
+    from kernel_builder.config import load
+
+    kernel_dir = directory.resolve()
+    config = load(kernel_dir)  # every build.toml error, before Nix runs
+    if local:
+        _build_local(kernel_dir, variants, backends, toolchain_python, max_jobs, print_build_logs, as_json)
+        return
+    if print_nix_args:
+        import shlex
+
+        from kernel_builder.toolchain.flake_input import prepare_kernel_flake
+
+        click.echo(shlex.join(prepare_kernel_flake(kernel_dir, list(extra_pythons)).flake_args))
+        return
+    if not (kernel_dir / "flake.nix").is_file():
+        raise ConfigError(
+            f"{kernel_dir / 'flake.nix'} does not exist",
+            hint="a kernel flake calls kernel-builder.lib.genKernelFlakeOutputs (`kernel-builder init` writes one), or build with --local",
+        )
+    rows = _build_with_nix(
+        kernel_dir, config.general.name, list(variants), list(backends),
+        max_jobs=max_jobs, cores=cores, print_build_logs=print_build_logs, builders=builders,
+        extra_pythons=extra_pythons,
+    )
+    if as_json:
+        click.echo(json.dumps([
+            {"variant": r.name, "status": r.status, "seconds": r.seconds, "size": r.size, "drv": r.drv,
+             "path": str(kernel_dir / "build" / r.name) if r.status in ("built", "cached") else None}
+            for r in rows
+        ], indent=2))
+    failed = [r.name for r in rows if r.status == "failed"]
+    if failed:
+        raise BuildError(f"{len(failed)} of {len(rows)} variant(s) failed: {', '.join(failed)}")
+
+
+def _build_local(
+    kernel_dir: Path, variants: Sequence[str], backends: Sequence[str], toolchain_python: str | None,
+    jobs: int | None, verbose: bool, as_json: bool,
+) -> None:
+    from kernel_builder.build.local import build_local
+
+    results = build_local(
+        kernel_dir, variants=list(variants) or None, backends=list(backends) or None,
+        toolchain=toolchain_python, jobs=jobs, verbose=verbose,
+    )
+    if as_json:
+        click.echo(json.dumps([_local_result(r) for r in results], indent=2))
+
+
+def _local_result(result: Any) -> dict[str, Any]:
+    if attrs.has(type(result)):
+        return {k: str(v) if isinstance(v, Path) else v for k, v in attrs.asdict(result, recurse=False).items()}
+    return {"result": str(result)}
+
+
+def _build_with_nix(
+    kernel_dir: Path, kernel_name: str, variants: list[str], backends: list[str], *, max_jobs: int | None,
+    cores: int | None, print_build_logs: bool, builders: str | None, extra_pythons: Sequence[str],
+) -> list[VariantRow]:
+    from rich.console import Console
+
+    from kernel_builder import nix
+    from kernel_builder.toolchain import state_dir
+
+    console = Console(stderr=True, soft_wrap=True)
+    prepared, table = _prepare(kernel_dir, extra_pythons, console)
+    ref, flake_args = prepared.ref, prepared.flake_args
+    selected, notes = select_variants(table, variants, backends)
+    for note in notes:
+        console.print(f"skip {note}", highlight=False, markup=False)
+    if not selected:
+        raise BuildError(
+            "no variant of this kernel can be built on this machine",
+            hint="run `kernel-builder toolchain setup` (or `toolchain discover --python PATH`) to add toolchains",
+        )
+    auto_jobs, _ = default_jobs(len(selected))
+    jobs = auto_jobs if max_jobs is None else max_jobs
+    options = nix.NixOptions(
+        max_jobs=jobs, cores=cores or max(1, (os.cpu_count() or 1) // max(jobs, 1)), builders=builders
+    )
+    console.print(
+        f"{len(selected)} variant(s) selected (unique id {prepared.identity.unique_id}), "
+        f"nix -j {options.max_jobs} --cores {options.cores}: {', '.join(selected)}",
+        highlight=False, markup=False,
+    )
+    rows = {name: VariantRow(name) for name in selected}
+    suffix = {f"-{kernel_name}-{name}.drv": name for name in selected}
+
+    def row_of(drv: str | None) -> VariantRow | None:
+        for end, name in suffix.items():
+            if drv and drv.endswith(end):
+                return rows[name]
+        return None
+
+    gcroot = state_dir() / "gcroots" / kernel_dir.as_posix().strip("/").replace("/", "_") / "result"
+    gcroot.parent.mkdir(parents=True, exist_ok=True)
+    for old in gcroot.parent.glob("result*"):  # keep only this run's outputs alive
+        old.unlink()
+    installables = [f"{ref}#redistributable.{name}" for name in selected]
+    with _Progress(rows, print_build_logs) as progress:
+
+        def on_event(event: Any) -> None:
+            row = row_of(event.drv)
+            if row is None:
+                return
+            row.drv = event.drv
+            if event.kind == "start":
+                row.status, row.started = "building", time.monotonic()
+                progress.changed(row, f"building {row.name}")
+            elif event.kind == "log":
+                row.log.append(event.text)
+                progress.log(row, event.text)
+            elif event.kind == "stop" and row.status == "building":
+                row.seconds = time.monotonic() - (row.started or time.monotonic())
+                row.status = "built"
+                progress.changed(row, f"built {row.name} in {row.seconds:.1f}s")
+            elif event.kind == "error":
+                row.status = "failed"
+                progress.changed(row, f"FAILED {row.name}")
+
+        report = nix.build(installables, options, flake_args=flake_args, out_link=str(gcroot), on_event=on_event)
+    for drv in report.failed:
+        row = row_of(drv)
+        if row is not None:
+            row.status, row.drv = "failed", drv
+    outputs = report.outputs
+    if report.returncode != 0:
+        survivors = [name for name in selected if rows[name].status != "failed"]
+        if len(survivors) == len(selected):  # nix failed before building anything
+            raise BuildError(
+                "nix build failed:\n" + "\n".join(report.errors[-20:]),
+                hint="command: " + " ".join(report.argv),
+            )
+        if survivors:
+            again = nix.build([f"{ref}#redistributable.{n}" for n in survivors], attrs.evolve(options, keep_going=False),
+                              flake_args=flake_args, out_link=str(gcroot))
+            outputs = again.outputs
+    build_dir = kernel_dir / "build"
+    build_dir.mkdir(exist_ok=True)
+    by_drv_name = {Path(drv).name: out for drv, out in outputs.items()}
+    for name, row in rows.items():
+        if row.status == "failed":
+            continue
+        out = next((o for d, o in by_drv_name.items() if d.endswith(f"-{kernel_name}-{name}.drv")), None)
+        if out is None:
+            row.status = "failed"
+            continue
+        if row.status == "queued":
+            row.status = "cached"
+        target = _copy_variant(Path(out), name, build_dir)
+        row.size = _tree_size(target)
+    _hash_variants([build_dir / r.name for r in rows.values() if r.status in ("built", "cached")])
+    console.print(_summary_table(list(rows.values())))
+    for row in rows.values():
+        if row.status == "failed":
+            tail = "\n".join(row.log[-25:]) or "(no log lines captured)"
+            console.print(f"[red]{row.name} failed[/red]; last log lines:", highlight=False)
+            console.print(tail, highlight=False, markup=False)
+            if row.drv:
+                console.print(f"full log: nix log {row.drv}", highlight=False, markup=False)
+    built = [r.name for r in rows.values() if r.status == "built"]
+    console.print(f"nix built {len(built)} derivation(s); results in {build_dir}", highlight=False, markup=False)
+    return list(rows.values())

@@ -1,0 +1,134 @@
+"""``kernel-builder init``: scaffold a kernel that builds and passes its tests as generated."""
+
+from __future__ import annotations
+
+import re
+import string
+import subprocess
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from kernel_builder.errors import ConfigError
+
+__all__ = ["init", "scaffold_files", "INIT_BACKENDS"]
+
+INIT_BACKENDS = ("cpu", "cuda")
+_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+def _template(name: str) -> string.Template:
+    text = resources.files("kernel_builder.cli").joinpath(f"templates/init/{name}").read_text(encoding="utf-8")
+    return string.Template(text)
+
+
+def _default_builder_url() -> str:
+    """This checkout: ``git+file:`` when it is a git work tree (Nix then copies only tracked
+    files, not .venv or build outputs), else ``path:``."""
+    from kernel_builder.errors import NixError
+    from kernel_builder.toolchain.flake_input import builder_root
+
+    try:
+        root = builder_root()
+    except NixError:
+        return "git+https://github.com/huggingface/kernel-builder"
+    return f"git+file://{root}" if (root / ".git").exists() else f"path:{root}"
+
+
+def scaffold_files(repo_id: str, backends: Sequence[str], license: str, builder_url: str) -> dict[str, str]:
+    """Relative path -> content of every file of a new kernel (pure; no I/O but templates)."""
+    from kernel_builder.hub.card import default_template
+
+    if not _REPO_ID.match(repo_id):
+        raise ConfigError(f"--name must look like org/repo, got {repo_id!r}", hint="e.g. --name my-org/my-kernel")
+    unknown = [b for b in backends if b not in INIT_BACKENDS]
+    if unknown or not backends:
+        raise ConfigError(
+            f"init cannot scaffold backend(s) {', '.join(unknown) or '(none)'}",
+            hint=f"choose from {', '.join(INIT_BACKENDS)} (add others to build.toml by hand)",
+        )
+    name = repo_id.split("/", 1)[1].lower().replace("_", "-")
+    module = name.replace("-", "_").replace(".", "_")
+    values = {
+        "name": name,
+        "module": module,
+        "repo_id": repo_id,
+        "license": license,
+        "builder_url": builder_url,
+        "backends_list": ", ".join(f'"{b}"' for b in backends),
+    }
+    values["kernel_tables"] = "".join(_template(f"kernel-{b}.toml.tmpl").substitute(values) for b in backends)
+    files = {
+        "build.toml": _template("build.toml.tmpl").substitute(values),
+        "flake.nix": _template("flake.nix.tmpl").substitute(values),
+        ".gitignore": _template("gitignore.tmpl").substitute(values),
+        "CARD.md": default_template(),
+        "torch-ext/torch_binding.h": _template("torch_binding.h.tmpl").substitute(values),
+        "torch-ext/torch_binding.cpp": _template("torch_binding.cpp.tmpl").substitute(values),
+        f"torch-ext/{module}/__init__.py": _template("__init__.py.tmpl").substitute(values),
+        f"tests/test_{module}.py": _template("test_kernel.py.tmpl").substitute(values),
+    }
+    if "cpu" in backends:
+        files[f"{module}_cpu/{module}_cpu.cpp"] = _template("kernel_cpu.cpp.tmpl").substitute(values)
+    if "cuda" in backends:
+        files[f"{module}_cuda/{module}_cuda.cu"] = _template("kernel_cuda.cu.tmpl").substitute(values)
+    return files
+
+
+def _git_init(directory: Path) -> bool:
+    """Make DIR a git repository with every file staged, so Nix sees the files; False when
+    DIR is already inside a work tree or git is missing."""
+    try:
+        inside = subprocess.run(["git", "-C", str(directory), "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True)
+        if inside.returncode == 0:
+            return False
+        subprocess.run(["git", "init", "-q", str(directory)], check=True, capture_output=True)
+        subprocess.run(["git", "-C", str(directory), "add", "-A"], check=True, capture_output=True)
+    except (OSError, subprocess.CalledProcessError):
+        return False
+    return True
+
+
+@click.command("init")
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--name", "repo_id", required=True, metavar="ORG/REPO", help="Hub repository of the kernel; REPO names the kernel.")
+@click.option("--backends", default="cpu,cuda", show_default=True, metavar="LIST", help="Comma-separated backends to scaffold (cpu, cuda).")
+@click.option("--license", "license_", default="Apache-2.0", show_default=True, help="License of the kernel (SPDX id).")
+@click.option("--builder-url", metavar="URL", help="Flake URL of kernel-builder written into flake.nix (default: this checkout, git+file: or path:).")
+@click.option("--overwrite", is_flag=True, help="Replace files that already exist.")
+@click.option("--no-git", is_flag=True, help="Do not run `git init` + `git add` in DIRECTORY.")
+def init(directory: Path, repo_id: str, backends: str, license_: str, builder_url: str | None, overwrite: bool, no_git: bool) -> None:
+    """Scaffold a kernel in DIRECTORY: build.toml (edition 5), flake.nix, sources, tests.
+
+    \b
+    Writes build.toml with [general.hub] repo-id, flake.nix calling
+    kernel-builder.lib.genKernelFlakeOutputs, torch-ext/ (binding and Python package with
+    __all__), one source per backend, CARD.md (card template), tests/ and .gitignore; then
+    `git init` and stages everything (Nix only sees tracked files). Nothing is written if
+    any file exists, unless --overwrite.
+    Example:
+      kernel-builder init my-kernel --name my-org/my-kernel --backends cpu
+      kernel-builder build my-kernel --local && python -m pytest my-kernel/tests
+    """
+    chosen = [b.strip() for b in backends.split(",") if b.strip()]
+    files = scaffold_files(repo_id, chosen, license_, builder_url or _default_builder_url())
+    existing = [rel for rel in files if (directory / rel).exists()]
+    if existing and not overwrite:
+        raise ConfigError(
+            f"{directory} already has: {', '.join(sorted(existing))}",
+            hint="choose an empty directory or pass --overwrite",
+        )
+    for rel, content in files.items():
+        path = directory / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    staged = False if no_git else _git_init(directory)
+    for rel in sorted(files):
+        click.echo(str(directory / rel))
+    click.echo(
+        f"created kernel {files['build.toml'].split(chr(34))[1]} in {directory}"
+        + (" (git repository initialised, files staged)" if staged else ""),
+        err=True,
+    )

@@ -1,0 +1,202 @@
+"""The flake input `kernel-builder build` hands to a kernel flake.
+
+A kernel flake's `kernel-builder` input is overridden (``--override-input``) with a
+content-addressed copy of this checkout's Nix library and Python package, plus
+``state/toolchains.json`` (the recorded host toolchain) and ``state/kernel.json`` (the
+kernel's unique id and commit). So every build uses the current builder, never a stale
+locked one, and neither the builder checkout nor the kernel's tracked files are touched:
+the copy lives in the state directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from kernel_builder.errors import NixError
+from kernel_builder.toolchain.state import state_dir
+
+__all__ = [
+    "KernelIdentity",
+    "PreparedFlake",
+    "builder_root",
+    "kernel_identity",
+    "kernel_flake_ref",
+    "needed_files",
+    "prepare_flake_input",
+    "prepare_kernel_flake",
+]
+
+_KEEP = 24  # prepared inputs kept in the state directory
+
+
+@attrs.frozen
+class KernelIdentity:
+    """The ops-namespace id and provenance of the kernel source being built."""
+
+    unique_id: str
+    commit: str | None
+    dirty: bool
+
+    def as_record(self) -> dict[str, Any]:
+        return {"unique-id": self.unique_id, "commit": self.commit, "dirty": self.dirty}
+
+
+ROOT_ENV_VAR = "KERNEL_BUILDER_ROOT"
+
+
+def builder_root() -> Path:
+    """The kernel-builder checkout holding flake.nix: ``$KERNEL_BUILDER_ROOT``, else the
+    checkout this package was installed from (it lives in <root>/python)."""
+    explicit = os.environ.get(ROOT_ENV_VAR)
+    root = Path(explicit).absolute() if explicit else Path(__file__).resolve().parents[3]
+    if not (root / "flake.nix").is_file() or not (root / "nix" / "lib").is_dir():
+        raise NixError(
+            f"kernel-builder's flake.nix was not found at {root}",
+            hint="Nix builds need kernel-builder installed from a source checkout (pip install -e python/); use --local otherwise",
+        )
+    return root
+
+
+def _git(directory: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(directory), *args], capture_output=True, text=True, check=False)
+    except OSError:
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def kernel_identity(kernel_dir: Path) -> KernelIdentity:
+    """builder.md §4 for Nix builds: clean git -> short commit; dirty -> HEAD tree + ``_dirty``.
+
+    Outside git (or before the first commit) the id is a hash of build.toml, so it stays
+    the same while sources are edited and only the edited backends rebuild.
+    """
+    head = _git(kernel_dir, "rev-parse", "HEAD")
+    if head:
+        status = _git(kernel_dir, "status", "--porcelain", "--untracked-files=no", "--ignore-submodules")
+        if status:
+            tree = _git(kernel_dir, "rev-parse", "HEAD^{tree}") or head
+            return KernelIdentity(tree[:7] + "_dirty", head, True)
+        return KernelIdentity(head[:7], head, False)
+    digest = hashlib.sha256((kernel_dir / "build.toml").read_bytes()).hexdigest()
+    return KernelIdentity(digest[:7], None, False)
+
+
+def needed_files(kernel_dir: Path) -> list[str]:
+    """Files and directories of the kernel that its variant derivations read."""
+    import tomllib
+
+    try:
+        toml = tomllib.loads((kernel_dir / "build.toml").read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return ["build.toml"]
+    needed = ["build.toml", "torch-ext", "tvm-ffi-ext"]
+    for section in ("torch", "torch-noarch", "tvm-ffi"):
+        needed += [str(f) for f in toml.get(section, {}).get("src", [])]
+    for kernel in toml.get("kernel", {}).values():
+        needed += [str(f) for f in kernel.get("src", [])] + [str(d) for d in kernel.get("include", [])]
+    return needed
+
+
+def kernel_flake_ref(kernel_dir: Path, needed: list[str]) -> str:
+    """The flake reference for the kernel directory.
+
+    Nix reads a directory inside a git work tree through git: only tracked files exist for
+    it. When a file the build needs is untracked (or the repository has no commit yet),
+    use ``path:`` instead, which copies the whole directory.
+    """
+    kernel_dir = kernel_dir.resolve()
+    if _git(kernel_dir, "rev-parse", "HEAD") is None:
+        return f"path:{kernel_dir}"
+    untracked = _git(kernel_dir, "ls-files", "--others", "--exclude-standard", "--", *needed, "flake.nix", "build.toml")
+    if untracked:
+        return f"path:{kernel_dir}"
+    return str(kernel_dir)
+
+
+def _builder_files(root: Path) -> list[tuple[str, Path]]:
+    files = [("flake.nix", root / "flake.nix")]
+    for base in (root / "nix", root / "python" / "kernel_builder"):
+        for dirpath, dirnames, filenames in os.walk(base):
+            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.endswith(".egg-info"))
+            for name in sorted(filenames):
+                if name.endswith((".pyc", ".tmp")):
+                    continue
+                path = Path(dirpath) / name
+                files.append((str(path.relative_to(root)), path))
+    return files
+
+
+def prepare_flake_input(toolchains: dict[str, Any] | None, identity: KernelIdentity, *, state: Path | None = None) -> Path:
+    """Write (or reuse) the flake input directory and return its path."""
+    state = state or state_dir()
+    root = builder_root()
+    files = [(rel, path.read_bytes()) for rel, path in _builder_files(root)]
+    if toolchains is not None:
+        files.append(("state/toolchains.json", (json.dumps(toolchains, indent=2, sort_keys=True) + "\n").encode()))
+    files.append(("state/kernel.json", (json.dumps(identity.as_record(), sort_keys=True) + "\n").encode()))
+    digest = hashlib.sha256()
+    for rel, data in files:
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+    base = state / "flake-inputs"
+    target = base / digest.hexdigest()[:20]
+    if target.is_dir():
+        os.utime(target)
+        return target
+    tmp = base / f".{target.name}.{os.getpid()}.tmp"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    for rel, data in files:
+        dest = tmp / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
+    try:
+        os.rename(tmp, target)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)  # another process won the race: same content
+    _prune(base)
+    return target
+
+
+def _prune(base: Path) -> None:
+    entries = sorted((p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")), key=lambda p: p.stat().st_mtime)
+    for old in entries[:-_KEEP]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+@attrs.frozen
+class PreparedFlake:
+    """How to call nix on a kernel directory: its flake ref and the override arguments."""
+
+    ref: str
+    flake_args: tuple[str, ...]
+    identity: KernelIdentity
+    toolchains: Path
+
+    def installable(self, attr: str) -> str:
+        return f"{self.ref}#{attr}"
+
+
+def prepare_kernel_flake(kernel_dir: Path, extra_pythons: tuple[str, ...] | list[str] = (), *, state: Path | None = None) -> PreparedFlake:
+    """Record the toolchain (rediscovering when it changed on disk or new Pythons are
+    given), write the flake input, and return the kernel's flake ref and override args."""
+    from kernel_builder.toolchain.discover import discover, is_stale, load_toolchains, toolchains_path, write_toolchains
+
+    record = load_toolchains(state=state)
+    if record is None or is_stale(record) or extra_pythons:
+        previous = [env["python"] for env in (record or {}).get("environments", []) if Path(env["python"]).exists()]
+        record = discover([*extra_pythons, *previous], state=state)
+        write_toolchains(record, state=state)
+    identity = kernel_identity(kernel_dir)
+    flake_input = prepare_flake_input(record, identity, state=state)
+    args = ("--override-input", "kernel-builder", f"path:{flake_input}", "--no-write-lock-file")
+    ref = kernel_flake_ref(kernel_dir, needed_files(kernel_dir))
+    return PreparedFlake(ref, args, identity, toolchains_path(state))

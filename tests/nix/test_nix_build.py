@@ -1,0 +1,190 @@
+"""Real `nix build`s of the examples through `kernel-builder build` and `nix run .#build-variants`.
+
+One relu copy is shared by the tests of this module, in order: build the CPU variants,
+rebuild with nothing changed (Nix builds nothing), build the cu130 variant with
+`nix run .#build-variants`, then edit a CPU-only source (only CPU variants are stale).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kernel_builder import nix
+from kernel_builder.toolchain.flake_input import prepare_kernel_flake
+from nix_support import PYTHON, copy_kernel, kernel_builder, make_dirty, run_with_kernels, snapshot_builder, torch214_python
+
+pytestmark = pytest.mark.slow
+
+CPU213 = "torch213-cxx11-cpu-x86_64-linux"
+CPU214 = "torch214-cxx11-cpu-x86_64-linux"
+CU130 = "torch214-cxx11-cu130-x86_64-linux"
+
+LOAD_RELU = """
+import json, torch
+from kernels import get_local_kernel
+kernel = get_local_kernel(__import__("pathlib").Path({path!r}))
+x = torch.randn(257, dtype=torch.float32)
+assert torch.equal(kernel.relu(x), torch.relu(x))
+print(json.dumps({{"torch": torch.__version__, "module": kernel.__name__}}))
+"""
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    state = tmp_path_factory.mktemp("kb-state")
+    builder = snapshot_builder(tmp_path_factory.mktemp("builder"))
+    pinned = {"KERNEL_BUILDER_STATE_DIR": str(state), "KERNEL_BUILDER_ROOT": str(builder)}
+    environ = {**os.environ, **pinned}
+    environ.pop("PYTHONPATH", None)
+    kernel_builder("toolchain", "discover", "--python", torch214_python(state), env=environ)
+    saved = {k: os.environ.get(k) for k in pinned}
+    os.environ.update(pinned)  # for the in-process prepare_kernel_flake
+    yield environ
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture(scope="module")
+def relu(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    kernel = copy_kernel("relu", tmp_path_factory.mktemp("relu") / "relu", salt=True)
+    make_dirty(kernel)
+    return kernel
+
+
+def _build_json(kernel: Path, env: dict[str, str], *args: str) -> tuple[dict[str, dict], str]:
+    done = kernel_builder("build", str(kernel), "--json", *args, env=env)
+    return {row["variant"]: row for row in json.loads(done.stdout)}, done.stderr
+
+
+@pytest.mark.timeout(600)
+def test_build_cpu_variants_load_with_pypi_kernels(relu: Path, env: dict[str, str]) -> None:
+    rows, stderr = _build_json(relu, env, "--backend", "cpu")
+    assert {name: row["status"] for name, row in rows.items()} == {CPU213: "built", CPU214: "built"}
+    assert "not hermetic" in stderr
+    assert "nix -j 2" in stderr
+    for name, python in ((CPU213, PYTHON), (CPU214, torch214_python(Path()))):
+        metadata = json.loads((relu / "build" / name / "metadata.json").read_text())
+        assert metadata["digest"]["algorithm"] == "sha256"
+        loaded = json.loads(run_with_kernels(python, LOAD_RELU.format(path=str(relu / "build" / name))).splitlines()[-1])
+        assert loaded["module"] == metadata["id"]
+        assert loaded["torch"].startswith("2.13" if name == CPU213 else "2.14")
+
+
+def test_second_build_builds_nothing(relu: Path, env: dict[str, str]) -> None:
+    rows, stderr = _build_json(relu, env, "--backend", "cpu")
+    assert {row["status"] for row in rows.values()} == {"cached"}
+    assert "nix built 0 derivation(s)" in stderr
+    prepared = prepare_kernel_flake(relu)
+    installables = [prepared.installable(f"redistributable.{v}") for v in (CPU213, CPU214)]
+    assert nix.dry_run(installables, flake_args=prepared.flake_args) == []
+
+
+def test_checks_outputs_run_kernel_builder_check_on_each_variant(relu: Path, env: dict[str, str]) -> None:
+    prepared = prepare_kernel_flake(relu)
+    checks = [prepared.installable(f"checks.x86_64-linux.{v}") for v in (CPU213, CPU214)]
+    report = nix.build(checks, nix.NixOptions(max_jobs=2), flake_args=prepared.flake_args)
+    assert report.returncode == 0, report.errors
+    assert sorted(Path(out).read_text().strip() for out in report.outputs.values()) == [
+        f"{CPU213}: checks passed", f"{CPU214}: checks passed"
+    ]
+
+
+@pytest.mark.timeout(900)
+def test_nix_run_build_variants_builds_the_cu130_variant(relu: Path, env: dict[str, str]) -> None:
+    (relu / "build" / "torch199-stale-variant").mkdir()
+    prepared = prepare_kernel_flake(relu)
+    done = nix.run_nix(["run", "-j", "2", "--cores", "2", *prepared.flake_args, prepared.installable("build-variants")], cwd=str(relu))
+    assert "copied 3 variant(s)" in done.stderr
+    assert sorted(p.name for p in (relu / "build").iterdir()) == sorted([CPU213, CPU214, CU130, "torch199-stale-variant"])
+    metadata = json.loads((relu / "build" / CU130 / "metadata.json").read_text())
+    assert metadata["backend"]["type"] == "cuda" and metadata["backend"]["archs"]
+    # No GPU here: loading the library registers the ops, which is what can be checked.
+    code = f"""
+import importlib.util, json, sys, torch
+path = {str(relu / 'build' / CU130)!r}
+spec = importlib.util.spec_from_file_location({metadata['id']!r}, path + "/__init__.py", submodule_search_locations=[path])
+module = importlib.util.module_from_spec(spec); sys.modules[spec.name] = module; spec.loader.exec_module(module)
+print(json.dumps(hasattr(getattr(torch.ops, {metadata['id']!r}), "relu")))
+"""
+    assert run_with_kernels(torch214_python(Path()), code).strip().splitlines()[-1] == "true"
+
+
+def test_cpu_only_edit_rebuilds_only_cpu_variants(relu: Path, env: dict[str, str]) -> None:
+    prepared = prepare_kernel_flake(relu)
+    everything = [prepared.installable(f"redistributable.{v}") for v in (CPU213, CPU214, CU130)]
+    assert nix.dry_run(everything, flake_args=prepared.flake_args) == []
+    source = relu / "relu_cpu" / "relu_cpu.cpp"
+    source.write_text(source.read_text() + "\n// a comment changes the CPU variants only\n")
+    prepared = prepare_kernel_flake(relu)
+    everything = [prepared.installable(f"redistributable.{v}") for v in (CPU213, CPU214, CU130)]
+    stale = nix.dry_run(everything, flake_args=prepared.flake_args)
+    assert sorted(Path(p).name.split("-", 1)[1] for p in stale) == sorted(
+        [f"relu-{CPU213}.drv", f"relu-{CPU214}.drv"]
+    )
+
+
+@pytest.mark.timeout(600)
+def test_silu_and_mul_noarch_variants_via_nix_run(tmp_path: Path, env: dict[str, str]) -> None:
+    kernel = copy_kernel("silu-and-mul", tmp_path / "silu-and-mul", salt=True)
+    # plain `nix run`, with the arguments `kernel-builder build --print-nix-args` prints
+    args = kernel_builder("build", str(kernel), "--print-nix-args", env=env).stdout.split()
+    assert args[:2] == ["--override-input", "kernel-builder"] and args[-1] == "--no-write-lock-file"
+    done = subprocess.run(
+        ["nix", "run", "-j", "2", "--cores", "1", *args, ".#build-variants"],
+        cwd=kernel, env=nix.nix_env(env), capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "copied 2 variant(s)" in done.stderr
+    assert sorted(p.name for p in (kernel / "build").iterdir()) == ["torch-cpu", "torch-cuda"]
+    code = f"""
+import torch
+from pathlib import Path
+from kernels import get_local_kernel
+kernel = get_local_kernel(Path({str(kernel / 'build' / 'torch-cpu')!r}))
+x = torch.randn(4, 64)
+d = x.shape[-1] // 2
+expected = torch.nn.functional.silu(x[..., :d]) * x[..., d:]
+name = [n for n in kernel.__all__ if n != "layers"][0]
+torch.testing.assert_close(getattr(kernel, name)(x), expected)
+print("ok")
+"""
+    assert run_with_kernels(PYTHON, code).strip().endswith("ok")
+
+
+def test_builders_option_reaches_nix(tmp_path: Path, env: dict[str, str]) -> None:
+    kernel = copy_kernel("silu-and-mul", tmp_path / "silu", git=False, salt=True)
+    # new content, so the derivation is not already in the store and nix must build it
+    (kernel / "torch-ext" / "silu_and_mul" / "_salt.py").write_text(f"SALT = {str(tmp_path)!r}\n")
+    done = kernel_builder(
+        "build", str(kernel), "--variant", "torch-cpu", "-j", "0", "--builders", "ssh://kb-no-such-host x86_64-linux",
+        env=env, check=False,
+    )
+    assert done.returncode != 0
+    # nix's own build hook tried the remote machine (not just our echo of the command)
+    assert "cannot build on 'ssh://kb-no-such-host'" in done.stderr
+
+
+@pytest.mark.timeout(600)
+def test_failed_variant_shows_log_tail_and_keeps_the_others(tmp_path: Path, env: dict[str, str]) -> None:
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False, salt=True)
+    # cuda becomes noarch (no [kernel.*] for it): a quick variant that succeeds
+    text = (kernel / "build.toml").read_text()
+    (kernel / "build.toml").write_text(text.split("[kernel.relu_cuda]")[0])
+    broken = kernel / "relu_cpu" / "relu_cpu.cpp"
+    broken.write_text(broken.read_text() + "\nthis is not C++;\n")
+    done = kernel_builder("build", str(kernel), "--variant", CPU213, "--variant", "torch-cuda", "--json", env=env, check=False)
+    assert done.returncode == 1
+    rows = {row["variant"]: row for row in json.loads(done.stdout)}
+    assert rows[CPU213]["status"] == "failed" and rows["torch-cuda"]["status"] == "built"
+    assert (kernel / "build" / "torch-cuda" / "metadata.json").is_file()
+    assert not (kernel / "build" / CPU213).exists()
+    assert "this is not C++" in done.stderr  # the log tail names the error
+    assert f"nix log /nix/store/" in done.stderr and f"relu-{CPU213}.drv" in done.stderr

@@ -1,0 +1,151 @@
+"""Nix evaluation of kernel flakes: variant lists equal the Python matrix, outputs exist."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kernel_builder import nix
+from kernel_builder.config import load
+from kernel_builder.toolchain.flake_input import prepare_kernel_flake
+from kernel_builder.variants.buildsets import load_build_sets
+from kernel_builder.variants.matrix import matrix
+from nix_support import EXAMPLES, copy_kernel, make_dirty, snapshot_builder, torch214_python
+
+SYSTEM = "x86_64-linux"
+EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "build.toml").is_file())
+
+
+@pytest.fixture(scope="module")
+def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("state")
+    saved = {k: os.environ.get(k) for k in ("KERNEL_BUILDER_STATE_DIR", "KERNEL_BUILDER_ROOT")}
+    os.environ["KERNEL_BUILDER_STATE_DIR"] = str(path)
+    os.environ["KERNEL_BUILDER_ROOT"] = str(snapshot_builder(tmp_path_factory.mktemp("builder")))
+    yield path
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def _with_torch214(state: Path) -> None:
+    from kernel_builder.toolchain import discover, write_toolchains
+
+    write_toolchains(discover([torch214_python(state)], state=state), state=state)
+
+
+def test_there_are_examples_to_compare() -> None:
+    assert {"relu", "silu-and-mul"} <= set(EXAMPLE_NAMES)
+
+
+@pytest.mark.parametrize("example", EXAMPLE_NAMES)
+def test_nix_variants_equal_python_matrix(example: str, tmp_path: Path, state: Path) -> None:
+    kernel = copy_kernel(example, tmp_path / example, git=False)
+    expected = [v.name for v in matrix(load(kernel), load_build_sets(), SYSTEM).variants]
+    prepared = prepare_kernel_flake(kernel)
+    assert nix.eval_json(prepared.installable("variants"), flake_args=prepared.flake_args) == expected
+    table = nix.eval_json(prepared.installable("variantTable"), flake_args=prepared.flake_args)
+    assert [row["name"] for row in table] == expected
+    bundle = [v.name for v in matrix(load(kernel), load_build_sets(), SYSTEM).variants if v.bundle]
+    assert [row["name"] for row in table if row["bundle"]] == bundle
+
+
+def test_buildable_variants_follow_the_recorded_toolchain(tmp_path: Path, state: Path) -> None:
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    prepared = prepare_kernel_flake(kernel, state=tmp_path / "fresh-state")  # finds only this venv: torch 2.13 CPU
+    table = {row["name"]: row for row in nix.eval_json(prepared.installable("variantTable"), flake_args=prepared.flake_args)}
+    buildable = sorted(name for name, row in table.items() if row["buildable"])
+    assert buildable == ["torch213-cxx11-cpu-x86_64-linux"]
+    assert "torch 2.12" in table["torch212-cxx11-cpu-x86_64-linux"]["reason"]
+    # an unbuildable variant is a clear evaluation error, not a broken derivation
+    with pytest.raises(Exception, match="cannot build variant torch212-cxx11-cu126-x86_64-linux"):
+        nix.eval_json(prepared.installable("redistributable.torch212-cxx11-cu126-x86_64-linux.drvPath"), flake_args=prepared.flake_args)
+
+
+def test_flake_check_passes_and_outputs_have_the_documented_shape(tmp_path: Path, state: Path) -> None:
+    kernel = copy_kernel("relu", tmp_path / "relu", git=True)
+    prepared = prepare_kernel_flake(kernel)
+    nix.run_nix(["flake", "check", "--no-build", *prepared.flake_args, prepared.ref])
+    shown = {
+        output: nix.eval_json(
+            prepared.installable(f"{output}.{SYSTEM}"), flake_args=[*prepared.flake_args, "--apply", "builtins.attrNames"]
+        )
+        for output in ("packages", "devShells", "checks", "legacyPackages")
+    }
+    assert shown["packages"] == ["build-variants", "bundle", "default"]
+    assert shown["devShells"] == ["default", "torch213-cxx11-cpu-x86_64-linux"]
+    assert shown["checks"] == ["torch213-cxx11-cpu-x86_64-linux"]
+    assert {"variants", "redistributable", "bundle", "variantTable"} <= set(shown["legacyPackages"])
+
+
+def test_cpu_only_edit_changes_only_cpu_derivations(tmp_path: Path, state: Path) -> None:
+    """Per-backend source filtering, checked on derivation paths (no build needed)."""
+    _with_torch214(state)
+    kernel = copy_kernel("relu", tmp_path / "relu", git=True)
+    make_dirty(kernel)
+
+    def drv_paths() -> dict[str, str]:
+        prepared = prepare_kernel_flake(kernel)
+        apply = "rs: builtins.mapAttrs (n: d: (builtins.tryEval d.drvPath).value) rs"
+        return nix.eval_json(prepared.installable("redistributable"), flake_args=[*prepared.flake_args, "--apply", apply])
+
+    before = drv_paths()
+    cpu_source = kernel / "relu_cpu" / "relu_cpu.cpp"
+    cpu_source.write_text(cpu_source.read_text() + "\n// edited\n")
+    (kernel / "NOTES.txt").write_text("not a source\n")
+    after = drv_paths()
+    buildable = sorted(name for name, drv in before.items() if drv)
+    assert buildable == [
+        "torch213-cxx11-cpu-x86_64-linux", "torch214-cxx11-cpu-x86_64-linux", "torch214-cxx11-cu130-x86_64-linux"
+    ]
+    changed = sorted(name for name in before if before[name] != after[name])
+    assert changed == ["torch213-cxx11-cpu-x86_64-linux", "torch214-cxx11-cpu-x86_64-linux"]
+    cuda_source = kernel / "relu_cuda" / "relu.cu"
+    cuda_source.write_text(cuda_source.read_text() + "\n// edited\n")
+    last = drv_paths()
+    assert sorted(name for name in after if after[name] != last[name]) == ["torch214-cxx11-cu130-x86_64-linux"]
+
+
+def test_each_backend_sees_only_its_sources(tmp_path: Path, state: Path) -> None:
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    (kernel / "relu_cpu" / "include").mkdir()
+    (kernel / "relu_cpu" / "include" / "helpers.h").write_text("#pragma once\n")
+    (kernel / "build" / "old").mkdir(parents=True)
+    (kernel / "NOTES.md").write_text("notes\n")
+    toml = kernel / "build.toml"
+    toml.write_text(toml.read_text().replace('src = ["relu_cpu/relu_cpu.cpp"]', 'src = ["relu_cpu/relu_cpu.cpp"]\ninclude = ["relu_cpu/include"]'))
+    prepared = prepare_kernel_flake(kernel)
+
+    def files(backend: str) -> list[str]:
+        root = Path(nix.eval_json(prepared.installable(f"sources.{backend}"), flake_args=prepared.flake_args))
+        return sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file())
+
+    common = ["build.toml", "torch-ext/relu/__init__.py", "torch-ext/relu/layers.py", "torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h"]
+    assert files("cpu") == sorted([*common, "relu_cpu/include/helpers.h", "relu_cpu/relu_cpu.cpp"])
+    assert files("cuda") == sorted([*common, "relu_cuda/relu.cu"])
+
+
+def test_a_toolchain_provider_is_a_seam(tmp_path: Path, state: Path) -> None:
+    """A provider passed by the kernel flake replaces the host one; matrix and variant
+    derivation stay as they are (this is how a hermetic provider plugs in)."""
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    (kernel / "flake.nix").write_text(
+        (kernel / "flake.nix").read_text().replace(
+            "path = ./.; }",
+            'path = ./.; toolchainProvider = { recorded, system }: buildSet: { available = true; reason = ""; '
+            'driverPython = "/opt/fake/bin/python"; toolchainPython = "/opt/fake/${buildSet.key}/bin/python"; '
+            'env = { PATH = "/opt/fake/bin"; }; identity = { toolchainProvider = "fake"; }; }; }',
+        )
+    )
+    prepared = prepare_kernel_flake(kernel)
+    table = nix.eval_json(prepared.installable("variantTable"), flake_args=prepared.flake_args)
+    assert table and all(row["buildable"] for row in table)
+    drv = nix.eval_json(
+        prepared.installable("redistributable.torch212-cxx11-cu126-x86_64-linux"),
+        flake_args=[*prepared.flake_args, "--apply", "d: { inherit (d) toolchainPython toolchainProvider PATH; }"],
+    )
+    assert drv == {"toolchainPython": "/opt/fake/torch2.12-cuda12.6/bin/python", "toolchainProvider": "fake", "PATH": "/opt/fake/bin"}
