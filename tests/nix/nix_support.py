@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+import toolchains
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 PYTHON = sys.executable
@@ -84,14 +86,8 @@ def kernel_builder(*args: str, env: dict[str, str], cwd: Path | None = None, che
 
 
 def torch214_python(state: Path) -> str:
-    """A Python with torch 2.14.1 (CUDA 13.0 wheel): the build helper's environment, one
-    made earlier by `toolchain setup`, or a new one made now (about 80 s from local disk)."""
-    for candidate in (Path("/work/toolchains/torch214/bin/python"), Path.home() / ".local/state/kernel-builder/envs/torch214/bin/python"):
-        if candidate.exists():
-            return str(candidate)
-    env = {**os.environ, "KERNEL_BUILDER_STATE_DIR": str(Path.home() / ".local/state/kernel-builder")}
-    kernel_builder("toolchain", "setup", "--only", "torch214", env=env)
-    return str(Path.home() / ".local/state/kernel-builder/envs/torch214/bin/python")
+    """A Python with torch 2.14.1 (CUDA 13.0 wheel), as `.ci/setup` records it."""
+    return toolchains.torch214_python()
 
 
 def run_with_kernels(python: str, code: str) -> str:

@@ -1,1 +1,27 @@
-"""build"""
+"""The per-variant build: generated CMake, compile, layout, metadata + digest, checks.
+
+``build_variant`` builds one variant of a kernel into ``OUT/<variant>/``; ``build_local``
+builds the variants a local toolchain can make; ``check_variant`` / ``check_tree`` check
+built trees. Heavy work (compilers, torch) happens in subprocesses.
+"""
+
+from __future__ import annotations
+
+__all__ = ["build_variant", "build_local", "check_variant", "check_tree", "VariantResult"]
+
+
+def __getattr__(name: str):
+    # Imported lazily so `import kernel_builder.build` stays cheap for the CLI.
+    if name in ("build_variant", "VariantResult"):
+        from kernel_builder.build import variant
+
+        return getattr(variant, name)
+    if name == "build_local":
+        from kernel_builder.build.local import build_local
+
+        return build_local
+    if name in ("check_variant", "check_tree"):
+        from kernel_builder.build import checks
+
+        return getattr(checks, name)
+    raise AttributeError(name)

@@ -1,0 +1,151 @@
+"""Which CUDA architectures a kernel is compiled for.
+
+A kernel lists ``cuda-capabilities`` such as ``["8.0", "9.0a", "9.0+PTX"]``; the toolkit
+has a default set and supports a set of ``sm_XX`` codes. The build compiles the
+*loose intersection*: for every toolkit arch, the highest requested arch of the same major
+at or below it (an arch requested with ``+PTX`` may serve later majors too, since its PTX is
+JIT-compiled forward). Archs with an ``a``/``f`` suffix are kept when their base is a
+toolkit arch; ``+PTX`` is re-applied to what survives. An empty result is an error: the
+kernel asked for nothing this toolkit can build.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+from kernel_builder.errors import BuildError
+
+__all__ = [
+    "CudaArch",
+    "default_archs",
+    "supported_from_nvcc",
+    "intersect",
+    "select_archs",
+    "gencode_flags",
+    "metadata_archs",
+]
+
+_ARCH = re.compile(r"^(\d+)\.(\d+)([af]?)(\+PTX)?$")
+
+
+@attrs.frozen(order=True)
+class CudaArch:
+    """One capability, e.g. ``9.0a+PTX`` → major 9, minor 0, suffix ``a``, ptx True."""
+
+    major: int
+    minor: int
+    suffix: str = ""
+    ptx: bool = False
+
+    @classmethod
+    def parse(cls, text: str) -> CudaArch:
+        match = _ARCH.match(text.strip())
+        if match is None:
+            raise ValueError(f"invalid CUDA capability {text!r} (expected e.g. 8.0, 9.0a, 10.0f or 9.0+PTX)")
+        return cls(int(match[1]), int(match[2]), match[3], bool(match[4]))
+
+    @property
+    def base(self) -> CudaArch:
+        return CudaArch(self.major, self.minor)
+
+    @property
+    def code(self) -> str:
+        """``sm`` digits: ``9.0a`` → ``90a``."""
+        return f"{self.major}{self.minor}{self.suffix}"
+
+    def with_ptx(self, ptx: bool) -> CudaArch:
+        return attrs.evolve(self, ptx=ptx)
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}{self.suffix}{'+PTX' if self.ptx else ''}"
+
+
+_DEFAULTS_13 = "7.5 8.0 8.6 8.7 8.9 9.0 10.0 11.0 12.0 12.1+PTX"
+_DEFAULTS_12_8 = "7.0 7.2 7.5 8.0 8.6 8.7 8.9 9.0 10.0 10.1 12.0+PTX"
+_DEFAULTS_OLD = "7.0 7.2 7.5 8.0 8.6 8.7 8.9 9.0+PTX"
+
+
+def default_archs(cuda_version: tuple[int, int]) -> list[CudaArch]:
+    """The archs built when a kernel names none, by toolkit version."""
+    if cuda_version >= (13, 0):
+        text = _DEFAULTS_13
+    elif cuda_version >= (12, 8):
+        text = _DEFAULTS_12_8
+    else:
+        text = _DEFAULTS_OLD
+    return [CudaArch.parse(a) for a in text.split()]
+
+
+def supported_from_nvcc(list_gpu_code: str) -> frozenset[CudaArch]:
+    """Parse ``nvcc --list-gpu-code`` output (``sm_75 sm_80 …``) into base archs."""
+    found = set()
+    for match in re.finditer(r"sm_(\d+)(\d)\b", list_gpu_code):
+        found.add(CudaArch(int(match[1]), int(match[2])))
+    return frozenset(found)
+
+
+def intersect(requested: Sequence[CudaArch], targets: Iterable[CudaArch]) -> list[CudaArch]:
+    """Loose intersection of requested archs with toolkit target archs (see module doc)."""
+    target_bases = sorted({t.base for t in targets})
+    ptx_bases = {r.base for r in requested if r.ptx}
+    plain = sorted({r.base for r in requested if not r.suffix})
+    chosen: set[CudaArch] = set()
+    for target in target_bases:
+        fits = [r for r in plain if r <= target and (r.major == target.major or r in ptx_bases)]
+        if fits:
+            chosen.add(fits[-1])
+    for arch in requested:
+        if arch.suffix and arch.base in target_bases:
+            chosen.add(attrs.evolve(arch, ptx=False))
+    return sorted(a.with_ptx(a.base in ptx_bases and not a.suffix) for a in chosen)
+
+
+def select_archs(
+    requested: Sequence[str] | None,
+    *,
+    cuda_version: tuple[int, int],
+    supported: frozenset[CudaArch] | None = None,
+    kernel: str = "",
+) -> list[CudaArch]:
+    """The archs one ``[kernel.NAME]`` compiles for; ``BuildError`` when none is left.
+
+    ``supported`` (from nvcc) trims the default set to what this toolkit can emit.
+    """
+    targets = default_archs(cuda_version)
+    if supported is not None:
+        targets = [t for t in targets if t.base in supported]
+    if requested is None:
+        return sorted(targets)
+    try:
+        wanted = [CudaArch.parse(r) for r in requested]
+    except ValueError as exc:
+        raise BuildError(f"build.toml: [kernel.{kernel}] cuda-capabilities: {exc}") from None
+    result = intersect(wanted, targets)
+    if not result:
+        have = " ".join(str(t) for t in sorted(targets))
+        raise BuildError(
+            f"[kernel.{kernel}]: empty set of capabilities after intersection: cuda-capabilities "
+            f"{list(requested)} and CUDA {cuda_version[0]}.{cuda_version[1]} supported archs ({have}) "
+            "have nothing in common",
+            hint="list capabilities this toolkit supports in cuda-capabilities, or remove the key to build the defaults",
+        )
+    return result
+
+
+def gencode_flags(archs: Iterable[CudaArch]) -> list[str]:
+    """One nvcc ``-gencode`` flag per arch (``+PTX`` also embeds the PTX)."""
+    flags = []
+    for arch in sorted(set(archs)):
+        code = f"sm_{arch.code}"
+        if arch.ptx:
+            code = f"[sm_{arch.code},compute_{arch.code}]"
+        flags.append(f"-gencode=arch=compute_{arch.code},code={code}")
+    return flags
+
+
+def metadata_archs(archs: Iterable[CudaArch]) -> list[str]:
+    """``backend.archs`` as the reference writes them: a sorted set of strings."""
+    return sorted({str(a) for a in archs})

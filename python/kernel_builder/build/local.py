@@ -1,0 +1,122 @@
+"""``kernel-builder build --local``: build with the torch you have, no Nix.
+
+The variants follow from the toolchain Python's torch: its version (or the kernel's
+stable-ABI version), CPU always, CUDA when that torch is a CUDA build; noarch backends
+always. Other compiled backends are skipped with a note unless asked for by name, in which
+case their build files are generated and the build fails, saying the toolchain is absent.
+"""
+
+from __future__ import annotations
+
+import platform
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+from kernel_builder.build.toolchain_probe import Toolchain, probe_toolchain
+from kernel_builder.build.variant import VariantResult, build_variant
+from kernel_builder.config.model import Backend, Build
+from kernel_builder.errors import BuildError
+from kernel_builder.variants.names import Compute, Variant
+
+__all__ = ["build_local", "local_variants"]
+
+
+def _cpu_arch() -> str:
+    machine = platform.machine().lower()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+
+
+def _os() -> str:
+    return {"darwin": "darwin", "win32": "windows"}.get(sys.platform, "linux")
+
+
+def _arch_variant(build: Build, backend: Backend, toolchain: Toolchain) -> Variant:
+    if backend is Backend.CUDA:
+        compute = Compute("cuda", toolchain.cuda_major_minor)
+    elif backend is Backend.CPU:
+        compute = Compute("cpu")
+    elif backend is Backend.METAL:
+        compute = Compute("metal")
+    elif backend is Backend.ROCM:
+        compute = Compute("rocm", tuple(int(p) for p in (toolchain.hip or "0.0").split(".")[:2]))
+    else:
+        compute = Compute("xpu", tuple(int(p) for p in (toolchain.xpu or "0.0").split(".")[:2]))
+    stable = build.stable_abi_for(backend)
+    os_name = _os()
+    if stable is not None:
+        return Variant.stable_abi(stable.major_minor(), compute, _cpu_arch(), os_name)
+    return Variant.torch(toolchain.torch_major_minor, compute, _cpu_arch(), os_name, cxx11=os_name == "linux" or None)
+
+
+def local_variants(
+    build: Build, toolchain: Toolchain, backends: Iterable[str] | None = None
+) -> tuple[list[str], list[str]]:
+    """(variant names to build, skip notes) for this toolchain."""
+    wanted = None if backends is None else {Backend.parse(b) for b in backends}
+    names: list[str] = []
+    skipped: list[str] = []
+    for backend in build.general.backends:
+        if wanted is not None and backend not in wanted:
+            continue
+        if not build.is_arch_for(backend):
+            names.append(f"torch-{backend.value}")
+            continue
+        runnable = backend is Backend.CPU or (backend is Backend.CUDA and toolchain.cuda is not None)
+        if not runnable and wanted is None:
+            skipped.append(f"{backend.value}: the toolchain torch {toolchain.torch_version} cannot build it")
+            continue
+        if backend is Backend.CUDA and toolchain.cuda is None:
+            raise BuildError(
+                f"toolchain for cuda is not available: torch {toolchain.torch_version} at {toolchain.python} has no CUDA",
+                hint="pass --toolchain-python with a CUDA build of torch",
+            )
+        names.append(_arch_variant(build, backend, toolchain).name)
+    if wanted is not None:
+        unknown = wanted - set(build.general.backends)
+        if unknown:
+            raise BuildError(
+                f"--backend {', '.join(sorted(b.value for b in unknown))} is not in [general] backends "
+                f"{[b.value for b in build.general.backends]}"
+            )
+    return names, skipped
+
+
+def build_local(
+    kernel_dir: str | Path,
+    *,
+    variants: Iterable[str] | None = None,
+    backends: Iterable[str] | None = None,
+    out_dir: str | Path | None = None,
+    toolchain: str | None = None,
+    jobs: int | None = None,
+    verbose: bool = False,
+) -> list[VariantResult]:
+    """Build the kernel in ``kernel_dir`` into ``out_dir`` (default ``kernel_dir/build``).
+
+    ``variants`` builds exactly those names; otherwise the names come from the toolchain
+    (see ``local_variants``), restricted to ``backends`` when given. ``toolchain`` is the
+    Python with torch (default: this interpreter).
+    """
+    from kernel_builder.config import load
+
+    kernel_dir = Path(kernel_dir)
+    build = load(kernel_dir)
+    python = toolchain or sys.executable
+    out = Path(out_dir) if out_dir is not None else kernel_dir / "build"
+    if variants is not None:
+        names = list(variants)
+    else:
+        names, skipped = local_variants(build, probe_toolchain(python), backends)
+        for note in skipped:
+            print(f"kernel-builder: skipping {note}", file=sys.stderr)
+        if not names:
+            raise BuildError(
+                "no variant of this kernel can be built with this toolchain",
+                hint="pass --toolchain-python with a torch that fits build.toml, or choose --backend",
+            )
+    print(f"kernel-builder: {len(names)} variant(s) selected: {', '.join(names)}", file=sys.stderr)
+    return [
+        build_variant(kernel_dir, name, out, toolchain_python=python, build=build, jobs=jobs, verbose=verbose)
+        for name in names
+    ]

@@ -1,0 +1,106 @@
+"""A scratch directory at a path that depends only on what is built.
+
+Compilers leak paths into binaries: gcc through ``__FILE__`` (mapped away with
+``-ffile-prefix-map``), nvcc through internal symbol names hashed from the absolute source
+path. So the kernel's compiled sources are copied into ``<tmp>/kernel-builder/<key>/src``
+and built in ``<key>/project`` and ``<key>/cmake-build``, where ``key`` hashes the variant,
+the ops identifier and the source files. The same variant of the same source then compiles
+at the same paths whatever directory it came from, which makes the output reproducible.
+A file lock keeps two concurrent builds of one key apart.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from filelock import FileLock
+
+from kernel_builder.config.model import Build, Torch
+from kernel_builder.errors import BuildError
+
+__all__ = ["Scratch", "compiled_inputs", "scratch_dir"]
+
+_SKIP = shutil.ignore_patterns("build", "result", ".git", "__pycache__", "*.pyc")
+
+
+def compiled_inputs(build: Build) -> tuple[list[str], list[str]]:
+    """(files, include directories) of the kernel that a compile reads, relative to its root."""
+    files = ["build.toml"]
+    includes: list[str] = []
+    if isinstance(build.framework, Torch):
+        files += list(build.framework.src)
+        includes += list(build.framework.include or ())
+    for kernel in build.kernels.values():
+        files += list(kernel.src)
+        includes += list(kernel.include or ())
+    return sorted(set(files)), sorted(set(includes))
+
+
+def _key(source: Path, files: list[str], includes: list[str], salt: str) -> str:
+    hasher = hashlib.sha256(salt.encode() + b"\0")
+    for rel in files:
+        path = source / rel
+        hasher.update(rel.encode() + b"\0")
+        hasher.update(path.read_bytes() if path.is_file() else b"<missing>")
+    for rel in includes:
+        root = source / rel
+        for path in sorted(root.rglob("*")) if root.is_dir() else []:
+            if path.is_file() and "__pycache__" not in path.parts:
+                hasher.update(path.relative_to(source).as_posix().encode() + b"\0" + path.read_bytes())
+    return hasher.hexdigest()[:16]
+
+
+def _copy_sources(source: Path, dest: Path, files: list[str], includes: list[str]) -> None:
+    for rel in files:
+        origin = source / rel
+        if not origin.is_file():
+            raise BuildError(
+                f"{origin} is listed in build.toml but does not exist",
+                hint="fix the src list in build.toml, or add the file",
+            )
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(origin, target)
+    for rel in includes:
+        origin = source / rel
+        if origin.is_dir():
+            shutil.copytree(origin, dest / rel, ignore=_SKIP, dirs_exist_ok=True)
+
+
+class Scratch:
+    """The scratch directory of one build; set ``keep`` to leave it for inspection."""
+
+    def __init__(self, path: Path, keep: bool) -> None:
+        self.path = path
+        self.keep = keep
+
+    @property
+    def src(self) -> Path:
+        return self.path / "src"
+
+
+@contextlib.contextmanager
+def scratch_dir(build: Build, source: Path, variant: str, salt: str, *, keep: bool = False) -> Iterator[Scratch]:
+    """Yield a locked, fresh ``<tmp>/kernel-builder/<variant>-<key>`` holding ``src/``.
+
+    It is removed afterwards unless ``keep`` is set (before or during the build).
+    """
+    files, includes = compiled_inputs(build)
+    root = Path(tempfile.gettempdir()) / "kernel-builder"
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / f"{variant}-{_key(source, files, includes, f'{variant}:{salt}')}"
+    with FileLock(str(path) + ".lock"):
+        shutil.rmtree(path, ignore_errors=True)
+        path.mkdir()
+        scratch = Scratch(path, keep)
+        try:
+            _copy_sources(source, scratch.src, files, includes)
+            yield scratch
+        finally:
+            if not scratch.keep:
+                shutil.rmtree(path, ignore_errors=True)

@@ -1,0 +1,48 @@
+"""``kernel-builder check``: check an existing build tree."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+__all__ = ["check"]
+
+
+@click.command("check")
+@click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--python",
+    "python",
+    metavar="PY",
+    help="Python with torch for the import check (default: this one). Variants its torch cannot load are noted, not failed.",
+)
+@click.option("--no-import", is_flag=True, help="Skip the import check.")
+@click.option("--strict-manylinux", is_flag=True, help="Fail (instead of warn) on manylinux_2_28 symbol violations.")
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object per variant on stdout.")
+def check(directory: str, python: str | None, no_import: bool, strict_manylinux: bool, as_json: bool) -> None:
+    """Check every variant of a built tree: layout, metadata, digests, ABI, ops, import.
+
+    DIRECTORY is a kernel directory (its result/ or build/ is used) or a build tree;
+    it defaults to the current directory. Exits 1 listing every failing check.
+
+    \b
+    Example:
+      kernel-builder check examples/relu
+    """
+    from kernel_builder.build.checks import check_tree
+
+    interpreter = None if no_import else (python or sys.executable)
+    reports = check_tree(directory, python=interpreter, strict_manylinux=strict_manylinux)
+    for report in reports:
+        for warning in report.warnings:
+            click.echo(f"warning: {report.variant}: {warning}", err=True)
+        for note in report.notes:
+            click.echo(f"note: {report.variant}: {note}", err=True)
+        if as_json:
+            click.echo(
+                json.dumps({"variant": report.variant, "ok": report.ok, "warnings": list(report.warnings), "notes": list(report.notes)})
+            )
+        else:
+            click.echo(f"ok {report.variant}")

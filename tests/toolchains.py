@@ -1,0 +1,34 @@
+"""Where the tests find the torch 2.14.1 (CUDA 13.0) toolchain.
+
+`.ci/setup` creates it with `kernel-builder toolchain setup` and records it in
+toolchains.json; `KERNEL_BUILDER_TORCH214_PYTHON` overrides. A missing toolchain fails the
+test loudly: the CUDA compile needs no GPU, so it is never skipped.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kernel_builder.toolchain.discover import build_set_key, load_toolchains
+from kernel_builder.toolchain.state import state_dir
+
+ENV_VAR = "KERNEL_BUILDER_TORCH214_PYTHON"
+
+
+def torch214_python() -> str:
+    explicit = os.environ.get(ENV_VAR)
+    if explicit and Path(explicit).is_file():
+        return explicit
+    record = load_toolchains() or {}
+    recorded = record.get("build-sets", {}).get(build_set_key("2.14", "cuda", "13.0"), {}).get("python")
+    for candidate in (recorded, str(state_dir() / "envs" / "torch214" / "bin" / "python")):
+        if candidate and Path(candidate).is_file():
+            return candidate
+    pytest.fail(
+        "no torch 2.14.1 toolchain: run `bash .ci/setup` (it runs `kernel-builder toolchain setup`), "
+        f"or point {ENV_VAR} at a Python with torch==2.14.1, cmake>=3.26 and ninja",
+        pytrace=False,
+    )
