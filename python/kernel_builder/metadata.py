@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from kernel_builder._git import GitStatus, git_status, tracks
+from kernel_builder._git import oid as _oid
 from kernel_builder.config.model import (
     Backend,
     Build,
@@ -47,26 +47,6 @@ __all__ = [
 
 class MetadataError(CheckError):
     """A metadata.json file is missing, not JSON, or has a malformed known key."""
-
-
-_OID = re.compile(r"^(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$")
-
-
-def _oid(value: object, where: str) -> str:
-    if not isinstance(value, str) or not _OID.match(value):
-        raise ValueError(f"`{where}` must be a git object id (40 or 64 hexadecimal digits), got {value!r}")
-    return value.lower()
-
-
-@attrs.frozen
-class GitStatus:
-    """A git commit and whether the work tree differed from it."""
-
-    commit: str = attrs.field(converter=lambda v: _oid(v, "commit"))
-    dirty: bool = False
-
-    def to_json(self) -> dict[str, Any]:
-        return {"commit": self.commit, "dirty": self.dirty}
 
 
 @attrs.frozen
@@ -283,27 +263,6 @@ def resolve_python_depends(build: Build, backend: Backend) -> tuple[str, ...]:
 
 
 # -- provenance from git ----------------------------------------------------------------
-def git_status(directory: str | os.PathLike[str]) -> GitStatus | None:
-    """HEAD commit of the git work tree holding ``directory`` and whether tracked files differ.
-
-    ``None`` outside a git work tree (or without git). Untracked files do not count.
-    """
-    def run(*args: str) -> str | None:
-        try:
-            done = subprocess.run(
-                ["git", "-C", str(directory), *args], capture_output=True, text=True, check=False
-            )
-        except OSError:
-            return None
-        return done.stdout if done.returncode == 0 else None
-
-    head = run("rev-parse", "HEAD")
-    if head is None:
-        return None
-    changes = run("status", "--porcelain", "--untracked-files=no", "--ignore-submodules")
-    return GitStatus(head.strip(), dirty=bool(changes and changes.strip()))
-
-
 def builder_provenance() -> BuilderProvenance:
     """This kernel-builder: its version, and its commit when it runs from a git checkout."""
     from kernel_builder import __version__
@@ -311,15 +270,7 @@ def builder_provenance() -> BuilderProvenance:
     here = Path(__file__).resolve()
     # Only a checkout that tracks this very file says which builder commit runs; an install
     # inside some other repository (a venv in a project) must not borrow its commit.
-    try:
-        tracked = subprocess.run(
-            ["git", "-C", str(here.parent), "ls-files", "--error-unmatch", here.name],
-            capture_output=True,
-            check=False,
-        ).returncode == 0
-    except OSError:
-        tracked = False
-    return BuilderProvenance(__version__, git_status(here.parent) if tracked else None)
+    return BuilderProvenance(__version__, git_status(here.parent) if tracks(here) else None)
 
 
 def current_provenance(

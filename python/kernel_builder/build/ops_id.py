@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from kernel_builder.metadata import git_status
+from kernel_builder._git import git_status
 
 __all__ = ["ops_identifier", "unique_id", "source_tree_hash", "random_id"]
 
@@ -55,6 +55,8 @@ def unique_id(
         return override.replace("-", "_")
     state = git_status(source)
     if state is not None:
+        # A dirty tree keeps its HEAD commit here but gets the HEAD tree in Nix builds
+        # (toolchain/flake_input.kernel_identity); both ids are pinned by tests.
         return state.commit[:7] + ("_dirty" if state.dirty else "")
     if files is not None:
         try:

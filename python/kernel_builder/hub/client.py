@@ -1,8 +1,10 @@
 """The one place an ``HfApi`` is made, and Hub errors turned into ``HubError``.
 
-The endpoint comes from the argument, else ``HF_ENDPOINT``, else huggingface.co; the
-token from the argument, else huggingface_hub's usual lookup (``HF_TOKEN``, the saved
-login), passed explicitly so ``HF_HUB_DISABLE_IMPLICIT_TOKEN`` does not drop it. The token is handed to ``HfApi`` and never printed, logged or put in a message.
+The endpoint comes from the argument, else ``HF_ENDPOINT``, else huggingface.co. The token
+comes from the argument; for publishing a missing one is looked up (``HF_TOKEN``, the saved
+login) and passed explicitly so ``HF_HUB_DISABLE_IMPLICIT_TOKEN`` does not drop it, while the
+loader's reads leave it to huggingface_hub, which honours that variable. The token is handed
+to ``HfApi`` and never printed, logged or put in a message.
 """
 
 from __future__ import annotations
@@ -21,14 +23,35 @@ DEFAULT_ENDPOINT = "https://huggingface.co"
 URL_PREFIX = {"model": "", "dataset": "datasets/", "space": "spaces/", "kernel": "kernels/"}
 
 
-def make_api(endpoint: str | None = None, token: str | None = None) -> HfApi:
-    """An ``HfApi`` for ``endpoint`` (default: ``HF_ENDPOINT`` or huggingface.co)."""
+def make_api(
+    endpoint: str | None = None,
+    token: str | bool | None = None,
+    *,
+    user_agent: str | dict[str, str] | None = None,
+    implicit_token: bool = False,
+) -> HfApi:
+    """An ``HfApi`` for ``endpoint`` (default: ``HF_ENDPOINT`` or huggingface.co).
+
+    ``user_agent`` is added to kernel-builder's own (an empty one is dropped: it would make
+    an illegal header). With ``implicit_token`` a missing token is left to huggingface_hub.
+    """
     from huggingface_hub import HfApi, get_token
 
+    from kernel_builder import __version__
+
     endpoint = endpoint or os.environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT
-    # Passed explicitly so that publishing sends it even where implicit tokens are off.
-    token = token or get_token()
-    return HfApi(endpoint=endpoint.rstrip("/"), token=token, library_name="kernel-builder")
+    if not implicit_token:
+        # Passed explicitly so that publishing sends it even where implicit tokens are off.
+        token = token or get_token()
+    if isinstance(user_agent, str) and not user_agent.strip():
+        user_agent = None
+    return HfApi(
+        endpoint=endpoint.rstrip("/"),
+        token=token,
+        library_name="kernel-builder",
+        library_version=__version__,
+        user_agent=user_agent or None,
+    )
 
 
 def repo_url(endpoint: str, repo_type: str, repo_id: str, branch: str | None = None) -> str:

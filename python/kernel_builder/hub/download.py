@@ -16,8 +16,8 @@ from typing import Any
 
 import attrs
 
-from kernel_builder import __version__
 from kernel_builder.errors import HubError
+from kernel_builder.hub.client import make_api
 
 __all__ = [
     "HubClient",
@@ -108,18 +108,7 @@ class HubClient:
     @property
     def api(self) -> Any:
         if self._api is None:
-            from huggingface_hub import HfApi
-
-            agent = self.user_agent
-            if isinstance(agent, str) and not agent.strip():
-                agent = None  # an empty agent makes an illegal header (oracles §5.1)
-            self._api = HfApi(
-                endpoint=self.endpoint or os.environ.get("HF_ENDPOINT") or None,
-                token=self.token,
-                library_name="kernel-builder",
-                library_version=__version__,
-                user_agent=agent or None,
-            )
+            self._api = make_api(self.endpoint, self.token, user_agent=self.user_agent, implicit_token=True)
         return self._api
 
     def version_branches(self, repo_id: str) -> dict[int, str]:

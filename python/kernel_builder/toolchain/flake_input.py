@@ -14,12 +14,12 @@ import hashlib
 import json
 import os
 import shutil
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import attrs
 
+from kernel_builder._git import git_status, head, head_tree, untracked
 from kernel_builder.errors import NixError
 from kernel_builder.toolchain.state import state_dir
 
@@ -65,29 +65,22 @@ def builder_root() -> Path:
     return root
 
 
-def _git(directory: Path, *args: str) -> str | None:
-    try:
-        done = subprocess.run(["git", "-C", str(directory), *args], capture_output=True, text=True, check=False)
-    except OSError:
-        return None
-    return done.stdout.strip() if done.returncode == 0 else None
-
-
 def kernel_identity(kernel_dir: Path) -> KernelIdentity:
     """builder.md §4 for Nix builds: clean git -> short commit; dirty -> HEAD tree + ``_dirty``.
 
     Outside git (or before the first commit) the id is a hash of build.toml, so it stays
     the same while sources are edited and only the edited backends rebuild.
     """
-    head = _git(kernel_dir, "rev-parse", "HEAD")
-    if head:
-        status = _git(kernel_dir, "status", "--porcelain", "--untracked-files=no", "--ignore-submodules")
-        if status:
-            tree = _git(kernel_dir, "rev-parse", "HEAD^{tree}") or head
-            return KernelIdentity(tree[:7] + "_dirty", head, True)
-        return KernelIdentity(head[:7], head, False)
-    digest = hashlib.sha256((kernel_dir / "build.toml").read_bytes()).hexdigest()
-    return KernelIdentity(digest[:7], None, False)
+    # Not build/ops_id.unique_id: the id is an input of every derivation, so outside git it
+    # hashes build.toml alone (ops_id hashes every compiled source) to spare rebuilds.
+    state = git_status(kernel_dir)
+    if state is None:
+        digest = hashlib.sha256((kernel_dir / "build.toml").read_bytes()).hexdigest()
+        return KernelIdentity(digest[:7], None, False)
+    if state.dirty:
+        tree = head_tree(kernel_dir) or state.commit
+        return KernelIdentity(tree[:7] + "_dirty", state.commit, True)
+    return KernelIdentity(state.commit[:7], state.commit, False)
 
 
 def needed_files(kernel_dir: Path) -> list[str]:
@@ -114,10 +107,7 @@ def kernel_flake_ref(kernel_dir: Path, needed: list[str]) -> str:
     use ``path:`` instead, which copies the whole directory.
     """
     kernel_dir = kernel_dir.resolve()
-    if _git(kernel_dir, "rev-parse", "HEAD") is None:
-        return f"path:{kernel_dir}"
-    untracked = _git(kernel_dir, "ls-files", "--others", "--exclude-standard", "--", *needed, "flake.nix", "build.toml")
-    if untracked:
+    if head(kernel_dir) is None or untracked(kernel_dir, [*needed, "flake.nix", "build.toml"]):
         return f"path:{kernel_dir}"
     return str(kernel_dir)
 
