@@ -4,10 +4,10 @@ the local Hub test server."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import torch
+from hub_fixture import publish
 from kernel_builder.layers import (
     LayerRepository,
     LockedLayerRepository,
@@ -39,26 +39,12 @@ def forget_loaded_layers(monkeypatch):
     monkeypatch.setattr(importlib.import_module("kernel_builder.layers.kernelize"), "_LOADED", {})
 
 
-def publish(hub, repo_id: str, tree: Path, version: int) -> str:
-    files = {
-        f"build/{p.relative_to(tree / 'build').as_posix()}": p.read_bytes()
-        for p in sorted((tree / "build").rglob("*"))
-        if p.is_file()
-    }
-    if version == 1:
-        hub.create_repo(repo_id)
-    commit = hub.commit_files(repo_id, files, title=f"v{version}")
-    hub.create_branch(repo_id, f"v{version}", start=commit)
-    return commit
-
-
 @pytest.fixture
 def hub(hub_server, tmp_path):
-    commits = {
-        version: publish(hub_server, REPO, make_kernel(tmp_path / f"v{version}", "scale", SCALED.format(factor=factor)), version)
-        for version, factor in ((1, 2.0), (2, 3.0))
-    }
-    hub_server.trust_org("acme")
+    commits = {}
+    for version, factor in ((1, 2.0), (2, 3.0)):
+        tree = make_kernel(tmp_path / f"v{version}", "scale", SCALED.format(factor=factor))
+        commits[version] = publish(hub_server, REPO, tree / "build", version=version)
     hub_server.commits = commits
     return hub_server
 

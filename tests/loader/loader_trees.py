@@ -61,25 +61,3 @@ def write_variant(
         meta = meta.with_digest(compute_digest(vdir))
     meta.write(vdir / "metadata.json")
     return vdir
-
-
-def tree_files(root: Path, prefix: str = "") -> dict[str, bytes]:
-    """Every file under ``root`` as ``{relpath: bytes}`` (for seeding the Hub server)."""
-    return {prefix + p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
-
-
-def publish(hub, repo_id: str, build_dir: Path, *, version: int, trusted: bool = True) -> str:
-    """Commit ``build_dir`` as ``build/`` on ``main`` and branch ``v<version>``; returns the commit."""
-    if not hub.has_repo(repo_id):
-        hub.create_repo(repo_id)
-    old = [p for p in hub.files(repo_id, "main") if p.startswith("build/")]
-    commit = hub.commit_files(repo_id, tree_files(build_dir, "build/"), deletes=tuple(old), title=f"v{version}")
-    branch = f"v{version}"
-    if branch in hub.branches(repo_id):
-        with hub.state.lock:
-            hub.state.repo("kernel", repo_id).branches[branch] = commit
-    else:
-        hub.create_branch(repo_id, branch, start=commit)
-    if trusted:
-        hub.trust_org(repo_id.split("/")[0])
-    return commit

@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from loader_trees import publish, write_variant
+from hub_fixture import publish
+from loader_trees import write_variant
 
 REPO = "acme/relu-cli"
 

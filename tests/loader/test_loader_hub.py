@@ -10,7 +10,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from loader_trees import publish, write_variant
+from hub_fixture import publish
+from loader_trees import write_variant
 
 from kernel_builder import get_kernel, get_kernel_variants, get_loaded_kernels, has_kernel, install_kernel
 from kernel_builder.errors import HubError

@@ -18,6 +18,17 @@ def _list(values: list[str]) -> str:
     return "[" + ", ".join(f'"{v}"' for v in values) + "]"
 
 
+def _bounds(rnd: random.Random, versions: list[str], p_min: float, p_max: float) -> list[str]:
+    """``minver``/``maxver`` lines (min <= max), each present with its probability."""
+    lo, hi = sorted(rnd.sample(versions, 2), key=lambda v: tuple(int(p) for p in v.split(".")))
+    lines = []
+    if rnd.random() < p_min:
+        lines.append(f'minver = "{lo}"')
+    if rnd.random() < p_max:
+        lines.append(f'maxver = "{hi}"')
+    return lines
+
+
 def document(seed: int) -> str:
     rnd = random.Random(seed)
     backends = rnd.sample(BACKENDS, rnd.randint(1, 4))
@@ -33,20 +44,12 @@ def document(seed: int) -> str:
     if "cuda" in backends and rnd.random() < 0.5:
         lines.append("")
         lines.append("[general.cuda]")
-        lo, hi = sorted(rnd.sample(CUDA_VERSIONS, 2), key=lambda v: tuple(int(p) for p in v.split(".")))
-        if rnd.random() < 0.7:
-            lines.append(f'minver = "{lo}"')
-        if rnd.random() < 0.7:
-            lines.append(f'maxver = "{hi}"')
+        lines += _bounds(rnd, CUDA_VERSIONS, 0.7, 0.7)
     lines.append("")
     if framework == "torch":
         lines.append("[torch]")
         lines.append('src = ["torch-ext/torch_binding.cpp"]')
-        lo, hi = sorted(rnd.sample(TORCH_VERSIONS, 2), key=lambda v: tuple(int(p) for p in v.split(".")))
-        if rnd.random() < 0.4:
-            lines.append(f'minver = "{lo}"')
-        if rnd.random() < 0.3:
-            lines.append(f'maxver = "{hi}"')
+        lines += _bounds(rnd, TORCH_VERSIONS, 0.4, 0.3)
         choice = rnd.random()
         if choice < 0.2:
             lines.append(f'stable-abi = "{rnd.choice(["2.10", "2.11", "2.12"])}"')

@@ -55,8 +55,7 @@ def unique_id(
         return override.replace("-", "_")
     state = git_status(source)
     if state is not None:
-        # A dirty tree keeps its HEAD commit here but gets the HEAD tree in Nix builds
-        # (toolchain/flake_input.kernel_identity); both ids are pinned by tests.
+        # Nix builds name a dirty tree by its HEAD tree instead (flake_input.kernel_identity).
         return state.commit[:7] + ("_dirty" if state.dirty else "")
     if files is not None:
         try:

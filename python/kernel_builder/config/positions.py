@@ -159,11 +159,7 @@ class _Scanner:
                 if self.peek() == "}":
                     self.i += 1
                     return
-                full, _ = self.dotted_key(path)
-                self.skip_ws(False)
-                self.i += 1  # '='
-                self.skip_ws(False)
-                self.value(full)
+                self.key_value(path)
                 self.skip_ws(False)
                 if self.peek() == ",":
                     self.i += 1
@@ -171,6 +167,14 @@ class _Scanner:
             match = re.compile(r"[^,\]}\r\n#]*").match(self.text, self.i)
             assert match is not None
             self.i = match.end()
+
+    def key_value(self, table: Path) -> None:
+        """``key = value`` (the key may be dotted) inside ``table``."""
+        full, _ = self.dotted_key(table)
+        self.skip_ws(False)
+        self.i += 1  # '='
+        self.skip_ws(False)
+        self.value(full)
 
     def header(self) -> Path:
         start = self.loc(self.i)
@@ -195,11 +199,7 @@ class _Scanner:
             if self.peek() == "[":
                 table = self.header()
                 continue
-            full, _ = self.dotted_key(table)
-            self.skip_ws(False)
-            self.i += 1  # '='
-            self.skip_ws(False)
-            self.value(full)
+            self.key_value(table)
 
 
 class _Stop(Exception):

@@ -14,6 +14,7 @@ line:column, and the schema changes with the edition and with each kernel's
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable
 from typing import Any
 
@@ -147,31 +148,26 @@ def _major_minor(text: str) -> Version:
     return Version.parse(text)
 
 
-def _exact_backend(text: str) -> Backend:
-    """Backends are lowercase in build.toml (the CLI is the case-insensitive place)."""
-    try:
-        return Backend(text)
-    except ValueError:
-        valid = ", ".join(b.value for b in Backend)
-        raise ValueError(f"unknown backend {text!r}; expected one of {valid}") from None
+def _member(kind: type[enum.Enum], what: str) -> Callable[[str], Any]:
+    """``kind(text)`` exactly as written, else a ``ValueError`` listing the valid values."""
+
+    def parse(text: str) -> Any:
+        try:
+            return kind(text)
+        except ValueError:
+            valid = ", ".join(m.value for m in kind)
+            raise ValueError(f"unknown {what} {text!r}; expected one of {valid}") from None
+
+    return parse
 
 
 read_version = _parsed(_major_minor, 'a version (e.g. "2.12")')
 read_git_url = _parsed(GitUrl.parse, "a git URL")
 read_name = _parsed(validate_kernel_name, "a kernel name")
-read_backend = _parsed(_exact_backend, "a backend")
+# Backends are lowercase in build.toml (the CLI is the case-insensitive place).
+read_backend = _parsed(_member(Backend, "backend"), "a backend")
 read_backends = _list_of(read_backend)
-
-
-def _cpp_dep(text: str) -> CppDependency:
-    try:
-        return CppDependency(text)
-    except ValueError:
-        valid = ", ".join(d.value for d in CppDependency)
-        raise ValueError(f"unknown C++ dependency {text!r}; expected one of {valid}") from None
-
-
-read_cpp_deps = _list_of(_parsed(_cpp_dep, "a dependency name"))
+read_cpp_deps = _list_of(_parsed(_member(CppDependency, "C++ dependency"), "a dependency name"))
 
 
 def _python_deps(backend: Backend | None) -> Reader:
@@ -322,6 +318,20 @@ def general_fields(ctx: _Ctx) -> list[Field]:
     return fields
 
 
+def _edition5_key(ctx: _Ctx, kwargs: dict[str, Any], path: Path, key: str, fix: str, default: Any) -> bool:
+    """A key edition 3 may leave out: default it, or report it when migrating to edition 5.
+
+    False when it was reported (the table is then invalid).
+    """
+    if key in kwargs:
+        return True
+    if ctx.options.migrate:
+        ctx.problems.add(path + (key,), f"missing required key `{key}` (edition 5 needs it): {fix}", at="key")
+        return False
+    kwargs[key] = default
+    return True
+
+
 def read_general(ctx: _Ctx, value: Any, path: Path) -> Any:
     kwargs = read_table(ctx, value, path, general_fields(ctx))
     if kwargs is INVALID:
@@ -329,15 +339,8 @@ def read_general(ctx: _Ctx, value: Any, path: Path) -> Any:
     kwargs.pop("edition", None)
     if ctx.options.edition == 3:
         kwargs.setdefault("version", 1)
-        if "license" not in kwargs:
-            if ctx.options.migrate:
-                ctx.problems.add(
-                    path + ("license",),
-                    'missing required key `license` (edition 5 needs it): add e.g. license = "Apache-2.0"',
-                    at="key",
-                )
-                return INVALID
-            kwargs["license"] = ""
+        if not _edition5_key(ctx, kwargs, path, "license", 'add e.g. license = "Apache-2.0"', ""):
+            return INVALID
     return General(**kwargs)
 
 
@@ -377,11 +380,9 @@ def read_tvm_ffi(ctx: _Ctx, value: Any, path: Path) -> Any:
     kwargs = read_table(ctx, value, path, _tvm_fields(ctx))
     if kwargs is INVALID:
         return INVALID
-    if "src" not in kwargs:  # only v3 may leave it out
-        if ctx.options.migrate:
-            ctx.problems.add(path + ("src",), "missing required key `src` (edition 5 needs it): list the binding sources", at="key")
-            return INVALID
-        kwargs["src"] = ()
+    # Only v3 may leave `src` out.
+    if not _edition5_key(ctx, kwargs, path, "src", "list the binding sources", ()):
+        return INVALID
     return TvmFfi(**kwargs)
 
 
