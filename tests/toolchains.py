@@ -22,11 +22,15 @@ def torch214_python() -> str:
     explicit = os.environ.get(ENV_VAR)
     if explicit and Path(explicit).is_file():
         return explicit
-    record = load_toolchains() or {}
-    recorded = record.get("build-sets", {}).get(build_set_key("2.14", "cuda", "13.0"), {}).get("python")
-    for candidate in (recorded, str(state_dir() / "envs" / "torch214" / "bin" / "python")):
-        if candidate and Path(candidate).is_file():
-            return candidate
+    # Tests often point KERNEL_BUILDER_STATE_DIR at a temporary state; the toolchain that
+    # `.ci/setup` made lives in the default one.
+    default_state = Path.home() / ".local" / "state" / "kernel-builder"
+    for state in (state_dir(), default_state):
+        record = load_toolchains(state=state) or {}
+        recorded = record.get("build-sets", {}).get(build_set_key("2.14", "cuda", "13.0"), {}).get("python")
+        for candidate in (recorded, str(state / "envs" / "torch214" / "bin" / "python")):
+            if candidate and Path(candidate).is_file():
+                return candidate
     pytest.fail(
         "no torch 2.14.1 toolchain: run `bash .ci/setup` (it runs `kernel-builder toolchain setup`), "
         f"or point {ENV_VAR} at a Python with torch==2.14.1, cmake>=3.26 and ninja",
