@@ -1,6 +1,6 @@
 """examples/relu, CUDA 13.0 variant for torch 2.14.1: a real nvcc compile, archs, interop.
 
-Needs the torch 2.14.1 toolchain named by KERNEL_BUILDER_TORCH214_PYTHON (the test fails,
+Needs the torch 2.14.1 toolchain that `.ci/setup` records (or KERNEL_BUILDER_TORCH214_PYTHON; the test fails,
 not skips, without it). Nothing runs on a GPU here: there is none. The op-vs-torch
 comparison is skipped for that reason only; loading, op registration and kernelize run.
 """
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sysconfig
 from pathlib import Path
 
 import pytest
