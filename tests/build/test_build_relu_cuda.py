@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import shutil
+import sys
 import sysconfig
 from pathlib import Path
 
@@ -27,6 +28,7 @@ from buildtest_helpers import (
 
 from kernel_builder.digest import compute_digest, validate_digest
 from kernel_builder.metadata import Metadata
+from kernel_builder.toolchain.discover import python_for_variant
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -120,3 +122,23 @@ def test_reproducible_from_another_directory(built, python214, tmp_path):
     done = run_variant(source, CUDA_VARIANT, other, python214, "--unique-id", uid)
     assert done.returncode == 0, done.stderr[-4000:]
     assert compute_digest(other / CUDA_VARIANT).files == compute_digest(built / CUDA_VARIANT).files
+
+
+def test_check_command_imports_each_variant_with_its_recorded_toolchain(built, python214):
+    """`kernel-builder check` picks the torch 2.14.1 toolchain for the cu130 variant, so the
+    import check runs (and sees the registered op) instead of being skipped."""
+    done = run([sys.executable, "-m", "kernel_builder", "check", str(built)])
+    assert done.returncode == 0, done.stderr[-4000:]
+    metadata = Metadata.read(built / CUDA_VARIANT / "metadata.json")
+    assert f"note: {CUDA_VARIANT}: registered ops: {metadata.id}::relu" in done.stderr
+    assert "import check skipped" not in done.stderr
+
+
+def test_python_for_variant_maps_names_to_recorded_build_sets():
+    record = {"build-sets": {"torch2.14-cuda13.0": {"python": "/envs/t214/bin/python"}, "torch2.13-cpu": {"python": "/v/bin/python"}}}
+    assert python_for_variant("torch214-cxx11-cu130-x86_64-linux", record) == "/envs/t214/bin/python"
+    assert python_for_variant("torch213-cxx11-cpu-x86_64-linux", record) == "/v/bin/python"
+    assert python_for_variant("torch212-cxx11-cpu-x86_64-linux", record) is None  # not recorded
+    assert python_for_variant("torch-cpu", record) is None  # noarch: any torch imports it
+    assert python_for_variant("not-a-variant", record) is None
+    assert python_for_variant("torch213-cxx11-cpu-x86_64-linux", None) is None

@@ -17,7 +17,7 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import attrs
@@ -300,10 +300,14 @@ def check_variant(
 
 
 def check_tree(
-    build_dir: str | os.PathLike[str], *, python: str | None = None, strict_manylinux: bool = False
+    build_dir: str | os.PathLike[str],
+    *,
+    python: str | Callable[[str], str] | None = None,
+    strict_manylinux: bool = False,
 ) -> list[CheckReport]:
     """Check every variant of a built tree (``DIR/result``, ``DIR/build`` or ``DIR``).
 
+    ``python`` is the import-check interpreter, or a function from variant name to one.
     All variants are checked before failing; the ``CheckError`` lists each failing one.
     """
     from kernel_builder.layout import discover_variants
@@ -313,7 +317,8 @@ def check_tree(
     failures = []
     for variant in variants:
         try:
-            reports.append(check_variant(variant, python=python, strict_manylinux=strict_manylinux))
+            interpreter = python(variant.name) if callable(python) else python
+            reports.append(check_variant(variant, python=interpreter, strict_manylinux=strict_manylinux))
         except CheckError as exc:
             failures.append(exc.message)
     if failures:

@@ -30,6 +30,7 @@ __all__ = [
     "build_set_key",
     "discover",
     "load_toolchains",
+    "python_for_variant",
     "is_stale",
     "driver_python",
     "probe_environment",
@@ -110,6 +111,23 @@ class Environment:
 def build_set_key(torch: str, backend: str, backend_version: str | None = None) -> str:
     """The key of a build set in toolchains.json; the same string ``nix/lib`` builds."""
     return f"torch{torch}-{backend}{backend_version or ''}"
+
+
+def python_for_variant(variant_name: str, record: dict[str, Any] | None) -> str | None:
+    """The recorded toolchain Python that builds ``variant_name`` (a torch arch variant), if any.
+
+    Used by ``kernel-builder check`` to import each variant with the torch it was built for.
+    """
+    from kernel_builder.variants.names import Kind, try_parse
+
+    variant = try_parse(variant_name)
+    if record is None or variant is None or variant.kind is not Kind.TORCH or variant.compute is None:
+        return None
+    torch = "{}.{}".format(*variant.version)
+    compute = variant.compute
+    version = "{}.{}".format(*compute.version) if compute.version else None
+    entry = record.get("build-sets", {}).get(build_set_key(torch, compute.backend, version))
+    return entry.get("python") if entry else None
 
 
 def toolchains_path(state: Path | None = None) -> Path:
