@@ -152,6 +152,22 @@ def test_update_keeps_file_mode(tmp_path: Path) -> None:
     assert (d / "build.toml").stat().st_mode & 0o777 == 0o640
 
 
+def test_write_atomic_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A write that fails before the rename leaves build.toml as it was and no temporary file."""
+    import kernel_builder.config.update as update_mod
+
+    d = kernel_dir(tmp_path, V4)
+
+    def no_rename(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(update_mod.os, "replace", no_rename)
+    with pytest.raises(OSError, match="No space left"):
+        update_mod.write_atomic(d / "build.toml", "[general]\n")
+    assert (d / "build.toml").read_text() == V4
+    assert [p.name for p in d.iterdir() if p.name.endswith(".tmp")] == []
+
+
 def test_plan_update_reports_edition(tmp_path: Path) -> None:
     plan = plan_update(kernel_dir(tmp_path, V4))
     assert plan.needed and plan.from_edition == 4

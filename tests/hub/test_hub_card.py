@@ -81,3 +81,19 @@ class TestTreeCard:
         assert "- `relu`" in render_tree_card(read_tree(tmp_path / "b"), "org/k", 1)
         (tmp_path / "b" / "CARD.md").write_text("already rendered\n")
         assert render_tree_card(read_tree(tmp_path / "b"), "org/k", 1) == "already rendered\n"
+
+    def test_default_card_from_a_kernel_source_has_every_field(self, tmp_path):
+        root = make_kernel(tmp_path / "k")
+        toml = (root / "build.toml").read_text()
+        (root / "build.toml").write_text(toml.replace("upstream =", 'source = "https://github.com/org/k"\nupstream =', 1))
+        text = render_tree_card(read_tree(root), "org/k", 3)
+        assert "license: apache-2.0\n" in text  # license, in the Hub's YAML metadata
+        assert "# org/k\n" in text and 'get_kernel("org/k", version=3)' in text  # repo id, version
+        assert "- `relu`" in text and "- `scale`" in text  # the functions of __all__
+        assert "- `layers`" not in text and "## Layers" in text  # layers listed as classes, not as a function
+        assert "kernels benchmark org/k --version 3" in text  # benchmarks/ exists
+        assert "Upstream project: https://github.com/example/relu" in text
+        assert "Kernel source: https://github.com/org/k" in text
+        (root / "benchmarks" / "benchmark.py").unlink()
+        (root / "benchmarks").rmdir()
+        assert "## Benchmarks" not in render_tree_card(read_tree(root), "org/k", 3)

@@ -161,8 +161,9 @@ def test_commit_failure_leaves_branch_unchanged_and_rerun_works(hub_server, tmp_
     write_variant(root / "build", "cpu", factor=5.0)
 
     hub_server.fail_next("commit", status=500, message="storage backend unavailable")
-    failed = run_cli(str(root))
+    failed = run_cli(str(root), env={"HF_TOKEN": SECRET})
     assert failed.returncode == 1
+    assert SECRET not in failed.stdout + failed.stderr  # not even in the error report
     assert "HTTP 500" in failed.stderr and "storage backend unavailable" in failed.stderr
     assert "rerunning `kernel-builder upload` is safe" in failed.stderr
     assert hub_server.head(REPO, "v1") == head
@@ -238,6 +239,19 @@ def test_digest_mismatch_refuses_unless_forced(hub_server, tmp_path):
     forced = run_cli(str(root), "--force")
     assert forced.returncode == 0, forced.stderr
     assert hub_server.files(REPO, "v1")["build/torch-cpu/_ops.py"] == b"# edited after hashing\n"
+
+
+def test_layout_failure_refuses_unless_forced(hub_server, tmp_path):
+    root = make_kernel(tmp_path / "relu")
+    (root / "build/torch-cuda/__init__.py").unlink()
+    rehash(root / "build/torch-cuda")  # digests match: only the layout is wrong
+    refused = run_cli(str(root))
+    assert refused.returncode == 1
+    assert "torch-cuda: no __init__.py at the variant root" in refused.stderr and "--force" in refused.stderr
+    assert hub_server.requests == []
+    forced = run_cli(str(root), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "build/torch-cuda/_ops.py" in hub_server.files(REPO, "v1")
 
 
 def test_missing_digest_refuses(hub_server, tmp_path):

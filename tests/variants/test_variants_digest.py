@@ -166,6 +166,23 @@ class TestLayoutAndHashTree:
         assert (a / "metadata.json").read_bytes() == before
         assert sorted(p.name for p in a.iterdir()) == ["__init__.py", "__pycache__", "_ops.py", "metadata.json"]
 
+    def test_hash_tree_write_is_atomic(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A write that fails before the rename leaves the old metadata.json intact and no temporary file."""
+        import kernel_builder.metadata as metadata_mod
+
+        v = _variant(tmp_path / "build", "torch-cpu")
+        before = (v / "metadata.json").read_bytes()
+        names = sorted(p.name for p in v.iterdir())
+
+        def no_rename(src: object, dst: object) -> None:
+            raise OSError(28, "No space left on device")
+
+        monkeypatch.setattr(metadata_mod.os, "replace", no_rename)
+        with pytest.raises(CheckError, match="cannot write .*metadata.json: No space left on device"):
+            hash_tree(tmp_path)
+        assert (v / "metadata.json").read_bytes() == before
+        assert sorted(p.name for p in v.iterdir()) == names
+
 
 class TestHashCommand:
     def _run(self, *args: str, cwd: Path) -> subprocess.CompletedProcess:
