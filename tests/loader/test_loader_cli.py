@@ -94,6 +94,23 @@ def test_info_hub(hub_server, tree: Path) -> None:
     assert out.returncode == 1 and "Version 9 not found, available versions: 3" in out.stderr
 
 
+def test_info_hub_without_versions_reads_main(hub_server, tree: Path) -> None:
+    from hub_fixture import tree_files
+
+    hub_server.create_repo("acme/unversioned-info")
+    hub_server.commit_files("acme/unversioned-info", tree_files(tree / "build", "build/"))
+    data = json.loads(kb("info", "acme/unversioned-info", "--json").stdout)
+    assert list(data) == [
+        "repo_id", "revision", "name", "version", "license", "upstream", "source", "python_depends", "backends",
+    ]
+    assert (data["repo_id"], data["revision"], data["name"]) == ("acme/unversioned-info", "main", "relu-cli")
+    out = kb("info", "acme/unversioned-info")
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines()[:2] == ["Repository: acme/unversioned-info", "Revision: main"]
+    # info names backends, never variants (that is `versions`' job)
+    assert "torch29-cxx11-cu126-x86_64-linux" not in out.stdout and "torch-cpu" not in out.stdout
+
+
 def test_versions(hub_server, tmp_path: Path) -> None:
     for version in (1, 2):
         build = tmp_path / f"v{version}"
@@ -178,6 +195,24 @@ def test_download_all_variants_and_missing_lock(hub_server, tmp_path: Path) -> N
     assert out.returncode == 0, out.stderr
     build = Path(out.stdout.strip())
     assert sorted(p.name for p in build.iterdir()) == ["torch-cpu", "torch-cuda"]
+
+
+def test_download_all_variants_verifies_every_digest(hub_server, tmp_path: Path) -> None:
+    write_variant(tmp_path / "k", "torch-cpu", name="relu-cli", version=1)
+    cuda = write_variant(tmp_path / "k", "torch-cuda", name="relu-cli", version=1, backend="cuda")
+    (cuda / "_ops.py").write_text("OPS_ID = 'changed after hashing'\n")
+    publish(hub_server, REPO, tmp_path / "k", version=1)
+    project = tmp_path / "p"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(f'[tool.kernels.dependencies]\n"{REPO}" = 1\n')
+    assert kb("lock", str(project)).returncode == 0
+    out = kb("download", str(project), "--all-variants")
+    assert out.returncode == 1
+    assert "torch-cuda" in out.stderr and "File hash mismatch for _ops.py" in out.stderr
+    assert "1 kernel(s) failed to download: acme/relu-cli" in out.stderr
+    out = kb("download", str(project), "--all-variants", env={"KERNEL_BUILDER_SKIP_DIGEST": "1"})
+    assert out.returncode == 0, out.stderr
+    assert "digest verification skipped" in out.stderr
 
 
 def test_load_kernel_not_locked(tmp_path: Path) -> None:

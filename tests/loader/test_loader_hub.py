@@ -232,3 +232,22 @@ def test_hub_errors_name_repo_and_revision(hub) -> None:
     hub.fail_next("refs", status=500, message="boom")
     with pytest.raises(HubError, match="listing versions for acme/relu-test failed"):
         get_kernel(REPO, version=1, system=CPU)
+
+
+@pytest.mark.parametrize("agent", ["my-app/1.2", {"my-app": "1.2"}])
+def test_user_agent_reaches_the_hub_client(hub, agent, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The caller's user agent is part of the headers of the client every request goes through."""
+    from kernel_builder.hub.download import HubClient
+    from kernel_builder.loader import api
+
+    made: list[HubClient] = []
+
+    def recording(**kwargs: object) -> HubClient:
+        made.append(HubClient(**kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(api, "HubClient", recording)
+    get_kernel(REPO, version=2, system=CPU, user_agent=agent)
+    assert len(made) == 1 and made[0]._api is not None  # the one client was really used
+    ua = made[0].api._build_hf_headers()["user-agent"]
+    assert "my-app/1.2" in ua and ua.startswith("kernel-builder/")

@@ -109,3 +109,43 @@ def test_select_backend() -> None:
     assert select_backend(s, "cuda").backend.version == (12, 8)
     with pytest.raises(LoadError, match="Invalid backend 'xpu', system supported backends: cpu, cuda"):
         select_backend(s, "xpu")
+
+
+def _this_machine_candidates() -> list[str]:
+    """Names around this machine: its torch (±1 minor), both ABIs, stable ABI, other CPUs/backends, noarch."""
+    s = detect_system()
+    major, minor = s.torch_version or (2, 13)
+    arch = f"cpu-{s.cpu}-{s.os}"
+    names = {"torch-cpu", "torch-universal", "torch-cuda", "torch-rocm", "torch-xpu"}
+    for m in (minor - 1, minor, minor + 1):
+        names |= {f"torch{major}{m}-cxx11-{arch}", f"torch{major}{m}-cxx98-{arch}", f"torch{major}{m}-{arch}"}
+        names |= {f"torch-stable-abi{major}{m}-{arch}", f"torch{major}{m}-cxx11-cu130-{s.cpu}-{s.os}"}
+    other_cpu = "aarch64" if s.cpu == "x86_64" else "x86_64"
+    names |= {f"torch{major}{minor}-cxx11-cpu-{other_cpu}-{s.os}", f"torch{major}{minor}-cpu-{s.cpu}-windows"}
+    return sorted(names)
+
+
+@pytest.mark.parametrize("backend", [None, "cpu"])
+def test_detection_agrees_with_reference_on_this_machine(backend: str | None) -> None:
+    """The reference's public ``resolve_variants`` probes this machine itself; so do we.
+
+    Same candidate subsets, same accepted order: our detected system (torch version, cxx11
+    ABI, backend, CPU, OS) is the one the reference detects.
+    """
+    import random
+
+    from kernels import variants as kv
+
+    from kernel_builder.variants.resolve import resolve
+
+    ours_system = select_backend(detect_system(), backend)
+    pool = _this_machine_candidates()
+    rng = random.Random(7)
+    subsets = [pool] + [rng.sample(pool, rng.randint(1, len(pool))) for _ in range(60)]
+    accepted_somewhere = 0
+    for names in subsets:
+        theirs, _ = kv.resolve_variants([kv.parse_variant(n) for n in names], backend)
+        ours = resolve(ours_system, names)
+        assert [a.variant for a in ours.accepted] == [v.variant_str for v in theirs], names
+        accepted_somewhere += bool(theirs)
+    assert accepted_somewhere >= 30  # the pool really matches this machine

@@ -74,12 +74,12 @@ def _check_trust(repo_id: str, trust_remote_code: bool | list[str], offline: boo
 
 def get_kernel(
     repo_id: str,
+    *,
     revision: str | None = None,
     version: int | None = None,
     backend: str | None = None,
     user_agent: str | dict[str, str] | None = None,
     trust_remote_code: bool | list[str] = False,
-    *,
     verify_digest: bool | None = None,
     system: System | None = None,
 ) -> ModuleType:
@@ -114,15 +114,15 @@ def get_kernel(
 
 
 def get_local_kernel(
-    repo_path: str | Path,
-    backend: str | None = None,
+    path: str | Path,
     *,
+    backend: str | None = None,
     verify_digest: bool | None = None,
     system: System | None = None,
 ) -> ModuleType:
     """Import a kernel from a repo root, its ``build/`` directory or a variant directory."""
     detected, chosen = _systems(backend, system)
-    variant_dir, _ = local_variant_dir(Path(repo_path), chosen)
+    variant_dir, _ = local_variant_dir(Path(path), chosen)
     metadata = Metadata.read(variant_dir / "metadata.json")
     validate_python_depends(metadata, detected.backend.name.value)
     return import_variant(variant_dir, verify_digest=verify_digest, metadata=metadata)
@@ -205,7 +205,7 @@ def get_kernel_variants(
 def load_kernel(
     repo_id: str,
     *,
-    lockfile: str | Path | None,
+    lockfile: str | Path | None = None,
     backend: str | None = None,
     verify_digest: bool | None = None,
     system: System | None = None,

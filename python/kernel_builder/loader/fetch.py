@@ -180,9 +180,29 @@ def install(
         return variant_dir, metadata
 
 
-def install_all(target: Target, *, client: HubClient) -> Path:
-    """Download every variant of ``target`` (``download --all-variants``); returns ``.../build``."""
+def install_all(target: Target, *, client: HubClient, verify_digest: bool | None = None) -> Path:
+    """Download and verify every variant of ``target`` (``download --all-variants``); returns ``.../build``.
+
+    The variant names are listed (and validated) first so that only ``build/<variant>/``
+    folders with safe names reach the disk; each downloaded variant is then checked
+    against its digest like a single-variant download.
+    """
     root = cache.cache_root()
-    snapshot = client.download_variants(target.repo_id, target.commit, None, root)
+    names = client.variant_names(target.repo_id, target.commit)
+    if not names:
+        raise KernelNotFound(f"No build variants found in {target.repo_id} (revision: {target.label})")
+    snapshot = client.download_variants(target.repo_id, target.commit, names, root)
+    build = snapshot / "build"
+    skip = skip_requested(verify_digest)
+    for name in names:
+        meta = build / name / "metadata.json"
+        if not meta.is_file():
+            raise KernelNotFound(
+                f"Variant {name} of {target.repo_id} (revision: {target.label}) has no metadata.json",
+                hint="every variant under build/ needs its metadata.json (with a digest)",
+            )
+        verify_variant(build / name, Metadata.read(meta), verify_digest=verify_digest)  # warns when skipped
+        if not skip:
+            cache.mark_complete(root, target.repo_id, target.commit, name)
     _record_refs(root, target)
-    return snapshot / "build"
+    return build
