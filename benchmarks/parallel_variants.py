@@ -7,6 +7,24 @@ outputs with `--cores 1` and `-j 1`, then `-j 2`. The speedup (-j 1 time / -j 2 
 the ratio; goal >= 1.7 on 2 cores. Needs the torch 2.14 toolchain (toolchain discover).
 
     .venv/bin/python benchmarks/parallel_variants.py
+
+Each round also prints (stderr) when nix started and finished each derivation, so the
+serial part can be read off. Where the time goes (measured on this 2-core machine):
+- nix itself is not the serial part: the first derivation starts 0.1-0.2 s after
+  `nix build` is called (evaluation, instantiation and the filtered source copies), the
+  next one within 0.1 s of a finished one, and a no-op `nix build` of the four outputs
+  takes 0.1-0.2 s. The final copy of each output into the store and its hash are inside
+  the per-derivation times and amount to well under a second.
+- the four builds are not equal: the torch 2.14 CPU variant builds against the CUDA torch
+  wheel, whose CMake package enables CUDA and probes nvcc during configure (about 4 s of
+  configure against 2.5 s for torch 2.13), and torch 2.14's headers compile slower; it
+  takes about 1.3-1.5x as long as the torch 2.13 variant.
+- Nix 2.8 starts waiting derivations in the order of their names, not of the
+  installables, so with -j 2 one slot builds both torch 2.13 variants and the other both
+  torch 2.14 ones: the -j 2 time is about 2 x T(2.14), and the speedup is bounded by
+  1 + T(2.13) / T(2.14), about 1.7, before any contention between the two builds.
+- each build also imports torch in a subprocess while it compiles (the import check), so
+  a -j 1 build already uses the second core for part of its time.
 """
 
 from __future__ import annotations
@@ -68,7 +86,17 @@ def round_(kernels: list[Path], jobs: int) -> float:
         # of the last kernel applies to both, which changes nothing for timing.
         flake_args = prepared.flake_args
     start = time.perf_counter()
-    report = nix.build(installables, nix.NixOptions(max_jobs=jobs, cores=1), flake_args=flake_args)
+
+    def trace(event: nix.BuildEvent) -> None:
+        # nix 2.8 reports the stop of every build only at the end; the builder's own last
+        # line ("kernel-builder: built ...") marks when a variant is done.
+        done = event.kind == "log" and event.text.startswith("kernel-builder: built ")
+        if event.drv and (event.kind == "start" or done):
+            name = event.drv.rsplit("/", 1)[-1].split("-", 1)[1].removesuffix(".drv")
+            what = "start" if event.kind == "start" else "done"
+            print(f"  -j {jobs} {time.perf_counter() - start:6.1f}s {what:5} {name}", file=sys.stderr)
+
+    report = nix.build(installables, nix.NixOptions(max_jobs=jobs, cores=1), flake_args=flake_args, on_event=trace)
     elapsed = time.perf_counter() - start
     if report.returncode != 0 or len(report.built) != 4:
         sys.exit(f"-j {jobs}: nix exited {report.returncode} after starting {len(report.built)} of 4 builds: {report.errors[-5:]}")

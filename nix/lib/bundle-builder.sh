@@ -8,12 +8,11 @@ done
 if [ -d "$extras/benchmarks" ]; then
   cp -r "$extras/benchmarks" "$out/benchmarks"
 fi
-if [ -f "$extras/CARD.md" ]; then
-  if [ -n "$driverPython" ] && [ -n "$variantNames" ]; then
-    PYTHONPATH="$kernelBuilderPython" PYTHONDONTWRITEBYTECODE=1 \
-      "$driverPython" "$renderCard" "$extras" "$out"
-  else
-    cp "$extras/CARD.md" "$out/CARD.md"
-  fi
+# The card as upload renders it: the kernel's CARD.md template, else the default template.
+if [ -n "$driverPython" ] && [ -n "$variantNames" ]; then
+  PYTHONPATH="$kernelBuilderPython" PYTHONDONTWRITEBYTECODE=1 \
+    "$driverPython" "$renderCard" "$extras" "$out"
+elif [ -f "$extras/CARD.md" ]; then
+  cp "$extras/CARD.md" "$out/CARD.md"
 fi
 chmod -R u+w "$out"

@@ -1,14 +1,15 @@
 """Render a kernel's CARD.md template into the bundle (run by bundle-builder.sh).
 
-usage: render-card.py SOURCE BUNDLE -- SOURCE holds build.toml and CARD.md; the card is
-written to BUNDLE/CARD.md with the context the upload command uses.
+usage: render-card.py SOURCE BUNDLE -- SOURCE holds build.toml and, optionally, CARD.md; the
+card is written to BUNDLE/CARD.md with the context and the template the upload command uses
+(the kernel's CARD.md, else kernel-builder's default card template).
 """
 
 import sys
 from pathlib import Path
 
 from kernel_builder.config import load
-from kernel_builder.hub.card import context_for_module, render_card
+from kernel_builder.hub.card import context_for_module, default_template, render_card
 
 source, bundle = Path(sys.argv[1]), Path(sys.argv[2])
 general = load(source).general
@@ -23,4 +24,8 @@ context = context_for_module(
     source=str(general.source.original) if general.source else None,
 )
 template = source / "CARD.md"
-(bundle / "CARD.md").write_text(render_card(template.read_text(encoding="utf-8"), context, template_path=template))
+if template.is_file():
+    text = render_card(template.read_text(encoding="utf-8"), context, template_path=template)
+else:
+    text = render_card(default_template(), context)
+(bundle / "CARD.md").write_text(text)

@@ -11,7 +11,7 @@ from buildtest_helpers import EXAMPLES
 
 from kernel_builder.build import cuda_archs
 from kernel_builder.build.checks import check_layout
-from kernel_builder.build.generate import plan_compile, render, render_noarch_ops_py, render_ops_py
+from kernel_builder.build.generate import backend_defines, plan_compile, render, render_noarch_ops_py, render_ops_py, template_text
 from kernel_builder.build.local import local_variants
 from kernel_builder.build.ops_id import ops_identifier, source_tree_hash, unique_id
 from kernel_builder.build.opslint import lint_source
@@ -168,6 +168,31 @@ class TestPlan:
         cmake = render(plan)["CMakeLists.txt"]
         assert "-gencode=arch=compute_80,code=sm_80" in cmake and "LANGUAGES CXX CUDA" in cmake
         assert "Python3_add_library(_relu_cuda_abc MODULE USE_SABI 3 WITH_SOABI" in cmake
+
+    @pytest.mark.parametrize(
+        ("backend", "expected"),
+        [
+            ("cpu", ("CPU_KERNEL",)),
+            ("cuda", ("CUDA_KERNEL", "USE_CUDA=1")),
+            ("rocm", ("ROCM_KERNEL", "USE_ROCM=1")),
+            ("xpu", ("XPU_KERNEL", "USE_XPU")),
+            ("metal", ("METAL_KERNEL",)),
+        ],
+    )
+    def test_backend_macros_of_the_source_contract(self, backend, expected):
+        assert backend_defines(backend) == expected
+
+    def test_registration_header_has_every_macro_of_the_contract(self):
+        header = template_text("registration.h")
+        for macro in (
+            "TORCH_LIBRARY_EXPAND(NAME, MODULE)",
+            "TORCH_LIBRARY_IMPL_EXPAND(NAME, DEVICE, MODULE)",
+            "STABLE_TORCH_LIBRARY_EXPAND(NAME, MODULE)",
+            "STABLE_TORCH_LIBRARY_IMPL_EXPAND(NAME, DEVICE, MODULE)",
+            "REGISTER_EXTENSION(NAME)",
+        ):
+            assert f"#define {macro}" in header
+        assert "KB_CONCAT(PyInit_, NAME)" in header
 
     def test_stable_abi_define_in_plan(self, tmp_path):
         plan = self._plan(tmp_path, "relu-stable-abi", "cpu", stable_abi=(2, 11))

@@ -103,7 +103,7 @@ def test_nix_run_build_variants_builds_the_cu130_variant(relu: Path, env: dict[s
     prepared = prepare_kernel_flake(relu)
     done = nix.run_nix(["run", "-j", "2", "--cores", "2", *prepared.flake_args, prepared.installable("build-variants")], cwd=str(relu))
     assert "copied 3 variant(s)" in done.stderr
-    assert sorted(p.name for p in (relu / "build").iterdir()) == sorted([CPU213, CPU214, CU130, "torch199-stale-variant"])
+    assert sorted(p.name for p in (relu / "build").iterdir()) == sorted(["CARD.md", CPU213, CPU214, CU130, "torch199-stale-variant"])
     metadata = json.loads((relu / "build" / CU130 / "metadata.json").read_text())
     assert metadata["backend"]["type"] == "cuda" and metadata["backend"]["archs"]
     # No GPU here: loading the library registers the ops, which is what can be checked.
@@ -143,7 +143,11 @@ def test_silu_and_mul_noarch_variants_via_nix_run(tmp_path: Path, env: dict[str,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "copied 2 variant(s)" in done.stderr
-    assert sorted(p.name for p in (kernel / "build").iterdir()) == ["torch-cpu", "torch-cuda"]
+    assert sorted(p.name for p in (kernel / "build").iterdir()) == ["CARD.md", "torch-cpu", "torch-cuda"]
+    # no CARD.md in the kernel: the bundle renders the default card, as upload would
+    card = (kernel / "build" / "CARD.md").read_text()
+    assert card.startswith("---\nlibrary_name: kernels\n") and "{{" not in card and "{%" not in card
+    assert 'get_kernel("' in card and "silu_and_mul" in card
     code = f"""
 import torch
 from pathlib import Path

@@ -149,3 +149,95 @@ def test_a_toolchain_provider_is_a_seam(tmp_path: Path, state: Path) -> None:
         flake_args=[*prepared.flake_args, "--apply", "d: { inherit (d) toolchainPython toolchainProvider PATH; }"],
     )
     assert drv == {"toolchainPython": "/opt/fake/torch2.12-cuda12.6/bin/python", "toolchainProvider": "fake", "PATH": "/opt/fake/bin"}
+
+
+def test_a_stale_locked_builder_is_never_used(tmp_path: Path, state: Path) -> None:
+    """A kernel whose flake.lock pins an old builder still builds with this one: the wrapper
+    always overrides the `kernel-builder` input and never rewrites the kernel's lock file."""
+    stale = tmp_path / "stale-builder"
+    stale.mkdir()
+    (stale / "flake.nix").write_text(
+        '{ outputs = { self }: { lib.genKernelFlakeOutputs = _: throw "stale kernel-builder used"; }; }\n'
+    )
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    (kernel / "flake.nix").write_text((kernel / "flake.nix").read_text().replace(
+        next(line for line in (kernel / "flake.nix").read_text().splitlines() if "kernel-builder.url" in line),
+        f'  inputs.kernel-builder.url = "path:{stale}";',
+    ))
+    nix.run_nix(["flake", "lock"], cwd=str(kernel))
+    lock = (kernel / "flake.lock").read_text()
+    assert str(stale) in lock
+    with pytest.raises(Exception, match="stale kernel-builder used"):  # the lock really pins the stale builder
+        nix.eval_json(f"path:{kernel}#legacyPackages.{SYSTEM}.variants")
+    prepared = prepare_kernel_flake(kernel)
+    expected = [v.name for v in matrix(load(kernel), load_build_sets(), SYSTEM).variants]
+    assert nix.eval_json(prepared.installable("variants"), flake_args=prepared.flake_args) == expected
+    assert (kernel / "flake.lock").read_text() == lock
+
+
+def test_toolchain_identity_is_a_derivation_input(tmp_path: Path, state: Path) -> None:
+    """The variant derivation carries the toolchain identity: a change in the variant's own
+    toolchain (torch files, compiler) changes its derivation; an unrelated one does not."""
+    import copy
+    import json
+
+    from kernel_builder.toolchain import load_toolchains
+    from kernel_builder.toolchain.flake_input import kernel_identity, prepare_flake_input
+
+    fresh = tmp_path / "fresh-state"
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    prepared = prepare_kernel_flake(kernel, state=fresh)  # this venv only: torch 2.13 CPU
+    record = load_toolchains(state=fresh)
+    assert record is not None
+    cpu213 = "redistributable.torch213-cxx11-cpu-x86_64-linux"
+    inputs = nix.eval_json(
+        prepared.installable(cpu213),
+        flake_args=[*prepared.flake_args, "--apply", "d: { inherit (d) torchVersion torchRecordHash cxxVersion cmakeVersion ninjaVersion toolchainProvider; }"],
+    )
+    entry = record["build-sets"]["torch2.13-cpu"]
+    assert inputs == {
+        "torchVersion": entry["torch-version"], "torchRecordHash": entry["torch-record-hash"],
+        "cxxVersion": record["compiler"]["version"], "cmakeVersion": entry["cmake-version"],
+        "ninjaVersion": entry["ninja-version"], "toolchainProvider": "host",
+    }
+
+    def drv_path(changed: dict) -> str:
+        flake_input = prepare_flake_input(changed, kernel_identity(kernel), state=fresh)
+        args = ["--override-input", "kernel-builder", f"path:{flake_input}", "--no-write-lock-file"]
+        return str(nix.eval_json(prepared.installable(f"{cpu213}.drvPath"), flake_args=args))
+
+    base = drv_path(record)
+    torch_changed = copy.deepcopy(record)
+    torch_changed["build-sets"]["torch2.13-cpu"]["torch-record-hash"] = "0" * 64
+    compiler_changed = copy.deepcopy(record)
+    compiler_changed["compiler"]["version"] += " (patched)"
+    unrelated = copy.deepcopy(record)
+    unrelated["build-sets"]["torch2.12-cpu"] = {**entry, "torch-version": "2.12.0", "python": "/opt/other/bin/python"}
+    assert drv_path(torch_changed) != base
+    assert drv_path(compiler_changed) != base
+    assert drv_path(unrelated) == base
+    assert json.dumps(record, sort_keys=True) == json.dumps(load_toolchains(state=fresh), sort_keys=True)
+
+
+def test_dev_shell_has_the_variant_toolchain(tmp_path: Path, state: Path) -> None:
+    """`nix develop .#devShells.<sys>.<variant>` gives a shell with that variant's toolchain."""
+    import subprocess
+
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    prepared = prepare_kernel_flake(kernel, state=tmp_path / "fresh-state")  # this venv only: torch 2.13 CPU
+    variant = "torch213-cxx11-cpu-x86_64-linux"
+    done = subprocess.run(
+        nix.nix_argv(
+            "develop", *prepared.flake_args, prepared.installable(f"devShells.{SYSTEM}.{variant}"),
+            "--command", "bash", "-c", 'echo "variant=$variant python=$toolchainPython cmake=$(command -v cmake)"',
+        ),
+        cwd=kernel, env=nix.nix_env(), capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    from kernel_builder.toolchain import load_toolchains
+
+    record = load_toolchains(state=tmp_path / "fresh-state")
+    assert record is not None
+    entry = record["build-sets"]["torch2.13-cpu"]
+    line = done.stdout.strip().splitlines()[-1]
+    assert line == f"variant={variant} python={entry['python']} cmake={entry['env-bin']}/cmake"
