@@ -18,7 +18,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["GitStatus", "git", "git_status", "head", "head_tree", "oid", "tracks", "untracked"]
+__all__ = ["GitStatus", "git", "git_status", "head", "oid", "tracks", "untracked"]
 
 _OID = re.compile(r"^(?:[0-9a-fA-F]{40}|[0-9a-fA-F]{64})$")
 
@@ -53,11 +53,6 @@ def git(directory: str | os.PathLike[str], *args: str) -> str | None:
 def head(directory: str | os.PathLike[str]) -> str | None:
     """The HEAD commit of the work tree holding ``directory``."""
     return git(directory, "rev-parse", "HEAD")
-
-
-def head_tree(directory: str | os.PathLike[str]) -> str | None:
-    """The tree object of the HEAD commit of the work tree holding ``directory``."""
-    return git(directory, "rev-parse", "HEAD^{tree}")
 
 
 def git_status(directory: str | os.PathLike[str]) -> GitStatus | None:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from kernel_builder import nix
+from kernel_builder.build.ops_id import unique_id
 from kernel_builder.cli.build import default_jobs, select_variants
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain import build_set_key, discover, is_stale
@@ -103,14 +104,15 @@ class TestKernelIdentity:
         head = subprocess.run(["git", "-C", str(kernel), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
         assert kernel_identity(kernel).as_record() == {"unique-id": head[:7], "commit": head, "dirty": False}
 
-    def test_dirty_git_is_the_head_tree_and_stays_while_editing(self, tmp_path: Path) -> None:
+    def test_dirty_git_is_the_short_commit_dirty_and_stays_while_editing(self, tmp_path: Path) -> None:
         kernel = copy_kernel("relu", tmp_path / "k")
-        tree = subprocess.run(["git", "-C", str(kernel), "rev-parse", "HEAD^{tree}"], capture_output=True, text=True).stdout.strip()
+        head = subprocess.run(["git", "-C", str(kernel), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
         (kernel / "relu_cpu" / "relu_cpu.cpp").write_text("// one\n")
         first = kernel_identity(kernel)
         (kernel / "relu_cpu" / "relu_cpu.cpp").write_text("// two\n")
         assert first == kernel_identity(kernel)
-        assert first.unique_id == tree[:7] + "_dirty" and first.dirty
+        assert first.unique_id == head[:7] + "_dirty" and first.dirty
+        assert first.unique_id == unique_id(kernel)  # the same id as a local build
 
     def test_outside_git_it_follows_build_toml_only(self, tmp_path: Path) -> None:
         kernel = copy_kernel("relu", tmp_path / "k", git=False)

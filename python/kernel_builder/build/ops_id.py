@@ -55,7 +55,6 @@ def unique_id(
         return override.replace("-", "_")
     state = git_status(source)
     if state is not None:
-        # Nix builds name a dirty tree by its HEAD tree instead (flake_input.kernel_identity).
         return state.commit[:7] + ("_dirty" if state.dirty else "")
     if files is not None:
         try:

@@ -19,7 +19,7 @@ from typing import Any
 
 import attrs
 
-from kernel_builder._git import git_status, head, head_tree, untracked
+from kernel_builder._git import git_status, head, untracked
 from kernel_builder.errors import NixError
 from kernel_builder.toolchain.state import state_dir
 
@@ -66,7 +66,8 @@ def builder_root() -> Path:
 
 
 def kernel_identity(kernel_dir: Path) -> KernelIdentity:
-    """builder.md §4 for Nix builds: clean git -> short commit; dirty -> HEAD tree + ``_dirty``.
+    """builder.md §4 for Nix builds: clean git -> short commit; dirty -> short commit + ``_dirty``
+    (the same id ``build --local`` gives, see build/ops_id.unique_id).
 
     Outside git (or before the first commit) the id is a hash of build.toml, so it stays
     the same while sources are edited and only the edited backends rebuild.
@@ -77,10 +78,8 @@ def kernel_identity(kernel_dir: Path) -> KernelIdentity:
     if state is None:
         digest = hashlib.sha256((kernel_dir / "build.toml").read_bytes()).hexdigest()
         return KernelIdentity(digest[:7], None, False)
-    if state.dirty:
-        tree = head_tree(kernel_dir) or state.commit
-        return KernelIdentity(tree[:7] + "_dirty", state.commit, True)
-    return KernelIdentity(state.commit[:7], state.commit, False)
+    suffix = "_dirty" if state.dirty else ""
+    return KernelIdentity(state.commit[:7] + suffix, state.commit, state.dirty)
 
 
 def needed_files(kernel_dir: Path) -> list[str]:
