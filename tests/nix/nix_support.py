@@ -62,7 +62,7 @@ def copy_kernel(name: str, dest: Path, *, git: bool = True, salt: bool = False) 
 
 
 def make_dirty(kernel: Path) -> None:
-    """Edit a tracked file that no variant depends on: the unique id becomes the HEAD tree +
+    """Edit a tracked file that no variant depends on: the unique id becomes the short commit +
     "_dirty" and then stays the same while sources are edited, as for an author at work."""
     with (kernel / "flake.nix").open("a") as f:
         f.write("# local edit\n")
