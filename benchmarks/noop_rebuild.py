@@ -20,22 +20,10 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-FLAKE = """{
-  inputs.kernel-builder.url = "path:%s";
-  outputs = { self, kernel-builder }: kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; };
-}
-"""
+# The kernel flake template and the builder snapshot are test helpers (tests/nix/nix_support.py).
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "nix")]
+from nix_support import FLAKE, snapshot_builder  # noqa: E402
 
-
-def snapshot_builder(dest: Path) -> Path:
-    """Pin the builder (KERNEL_BUILDER_ROOT) so that edits to the checkout during the run
-    cannot change the derivations being timed."""
-    dest.mkdir(parents=True)
-    shutil.copy2(REPO / "flake.nix", dest / "flake.nix")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(REPO / "nix", dest / "nix", ignore=ignore)
-    shutil.copytree(REPO / "python" / "kernel_builder", dest / "python" / "kernel_builder", ignore=ignore)
-    return dest
 
 
 def run(kernel: Path, env: dict[str, str]) -> tuple[float, list[dict]]:
@@ -54,7 +42,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="kb-noop-") as tmp:
         kernel = Path(tmp) / "relu"
         shutil.copytree(REPO / "examples" / "relu", kernel, ignore=shutil.ignore_patterns("build", "__pycache__"))
-        (kernel / "flake.nix").write_text(FLAKE % REPO)
+        (kernel / "flake.nix").write_text(FLAKE)
         source = kernel / "relu_cpu" / "relu_cpu.cpp"
         source.write_text(source.read_text() + f"\n// benchmark salt {time.time_ns()}\n")
         git = {**os.environ, "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b", "GIT_COMMITTER_NAME": "b", "GIT_COMMITTER_EMAIL": "b@b"}

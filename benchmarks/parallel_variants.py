@@ -36,33 +36,21 @@ import tempfile
 import time
 from pathlib import Path
 
+REPO = Path(__file__).resolve().parent.parent
+# The kernel flake template and the builder snapshot are test helpers (tests/nix/nix_support.py).
+sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "nix")]
+from nix_support import FLAKE, snapshot_builder  # noqa: E402
+
 from kernel_builder import nix
 from kernel_builder.toolchain.flake_input import prepare_kernel_flake
 
-REPO = Path(__file__).resolve().parent.parent
 VARIANTS = ("torch213-cxx11-cpu-x86_64-linux", "torch214-cxx11-cpu-x86_64-linux")
-FLAKE = """{
-  inputs.kernel-builder.url = "path:%s";
-  outputs = { self, kernel-builder }: kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; };
-}
-"""
-
-
-def snapshot_builder(dest: Path) -> Path:
-    """Pin the builder (KERNEL_BUILDER_ROOT) so that edits to the checkout during the run
-    cannot change the derivations being timed."""
-    dest.mkdir(parents=True)
-    shutil.copy2(REPO / "flake.nix", dest / "flake.nix")
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(REPO / "nix", dest / "nix", ignore=ignore)
-    shutil.copytree(REPO / "python" / "kernel_builder", dest / "python" / "kernel_builder", ignore=ignore)
-    return dest
 
 
 def make_kernel(root: Path, name: str) -> Path:
     kernel = root / name
     shutil.copytree(REPO / "examples" / "relu", kernel, ignore=shutil.ignore_patterns("build", "__pycache__"))
-    (kernel / "flake.nix").write_text(FLAKE % REPO)
+    (kernel / "flake.nix").write_text(FLAKE)
     toml = kernel / "build.toml"
     toml.write_text(toml.read_text().replace('name = "relu"', f'name = "{name}"', 1))
     module = name.replace("-", "_")
