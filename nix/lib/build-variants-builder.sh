@@ -3,9 +3,9 @@ set -euo pipefail
 mkdir -p "$out/bin"
 script="$out/bin/build-variants"
 {
-  echo '#!/bin/bash'
+  printf '#!%s\n' "$BASH"
   echo 'set -euo pipefail'
-  echo 'export PATH="/usr/bin:/bin:$PATH"'
+  printf 'export PATH=%q:"$PATH"\n' "$toolsPath"
   printf 'bundle=%q\n' "$bundle"
   printf 'kernel=%q\n' "$kernelName"
   cat <<'BODY'

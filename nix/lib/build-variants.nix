@@ -1,15 +1,15 @@
 # `nix run .#build-variants`: realise the bundle, then copy each of its top-level entries
 # into ./build/ of the directory it runs in, replacing only those entries.
 #
-# Type: { config; system; bundle } -> derivation with bin/build-variants
-{ config, system, bundle }:
+# Type: { config; system; bundle; shell : { builder; PATH } } -> derivation with bin/build-variants
+{ config, system, bundle, shell }:
 derivation {
   name = "build-variants";
   inherit system bundle;
-  builder = "/bin/bash";
+  inherit (shell) builder PATH;
+  toolsPath = shell.PATH;
   args = [ ./build-variants-builder.sh ];
   outputs = [ "out" ];
-  PATH = "/usr/bin:/bin";
   kernelName = config.name;
   preferLocalBuild = true;
   allowSubstitutes = false;

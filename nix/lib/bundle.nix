@@ -2,8 +2,9 @@
 # the rendered card, as `bundle/<variant>/...` (each variant output already holds one
 # top-level directory named after the variant).
 #
-# Type: { config; system; path; context; kernel; variants : [ { name; drv } ] } -> derivation
-{ config, system, path, context, kernel, variants }:
+# Type: { config; system; path; context; kernel; shell : { builder; PATH; driverPython };
+#         variants : [ { name; drv } ] } -> derivation
+{ config, system, path, context, kernel, shell, variants }:
 let
   root = toString path;
   extras = builtins.path {
@@ -14,15 +15,13 @@ let
       in rel == "build.toml" || rel == "CARD.md" || rel == "benchmarks"
         || (builtins.substring 0 11 rel == "benchmarks/" && baseNameOf p != "__pycache__");
   };
-  driverPython = if context.toolchain == null then "" else context.toolchain.driver.python;
 in
 derivation {
   name = "${config.name}-bundle";
-  inherit system extras driverPython;
-  builder = "/bin/bash";
+  inherit system extras;
+  inherit (shell) builder driverPython PATH;
   args = [ ./bundle-builder.sh ];
   outputs = [ "out" ];
-  PATH = "/usr/bin:/bin";
   kernelBuilderPython = context.pythonFullSrc;
   renderCard = ./render-card.py;
   variantOutputs = map (v: v.drv) variants;

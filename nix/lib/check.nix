@@ -4,14 +4,13 @@
 #
 # Type: { config; system; variant; drv; toolchain; pythonSrc } -> derivation
 { config, system, variant, drv, toolchain, pythonSrc }:
-derivation {
+derivation (toolchain.env // {
   name = "${config.name}-${variant}-check";
   inherit system variant;
-  builder = "/bin/bash";
+  builder = toolchain.builder;
   args = [ ./check-builder.sh ];
   outputs = [ "out" ];
   tree = drv;
   kernelBuilderPython = pythonSrc;
   inherit (toolchain) driverPython toolchainPython;
-  PATH = toolchain.env.PATH;
-}
+})

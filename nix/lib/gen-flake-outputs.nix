@@ -17,7 +17,9 @@ let
     buildSetsFile = builderSrc.outPath + "/nix/build-sets.json";
   };
   providers = import ../toolchains;
-  providerName = if context.toolchain == null then "host" else context.toolchain.provider or "host";
+  # Pinned (hermetic) toolchains unless `kernel-builder build --toolchain host` recorded
+  # this machine's toolchain in the builder input.
+  providerName = if context.toolchain == null then "pinned" else context.toolchain.provider or "host";
   provider =
     if toolchainProvider != null then toolchainProvider
     else providers.${providerName} or (throw "kernel-builder: unknown toolchain provider ${providerName}; known: ${toString (builtins.attrNames providers)}");
@@ -50,15 +52,20 @@ let
 
   redistributable = byName (mkVariant { }) variants;
   bundleVariants = builtins.filter (v: v.bundle) buildable;
+  # The shell the bundle and build-variants run with: the first buildable variant's
+  # toolchain (store paths for the pinned provider).
+  shell =
+    if buildable == [ ] then { builder = "/bin/bash"; PATH = "/usr/bin:/bin"; driverPython = ""; }
+    else let t = (builtins.head buildable).toolchain; in { inherit (t) builder driverPython; PATH = t.env.PATH; };
   bundle = import ./bundle.nix {
-    inherit config system path context kernel;
+    inherit config system path context kernel shell;
     variants = map (v: { name = v.name; drv = redistributable.${v.name}; }) bundleVariants;
   };
-  buildVariants = import ./build-variants.nix { inherit config system bundle; };
+  buildVariants = import ./build-variants.nix { inherit config system bundle shell; };
   devShells = byName
     (mkVariant {
       shellHook = ''
-        echo "kernel-builder dev shell: ${config.name} ${"$"}{variant} (host toolchain, not hermetic)" >&2
+        echo "kernel-builder dev shell: ${config.name} ${"$"}{variant} (${"$"}{toolchainProvider} toolchain)" >&2
         echo "  toolchain python: $toolchainPython" >&2
         export PYTHONPATH="$kernelBuilderPython${"$"}{PYTHONPATH:+:$PYTHONPATH}"
       '';

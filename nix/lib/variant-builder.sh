@@ -2,6 +2,12 @@
 # PATH=/path-not-set and HOME=/homeless-shelter: PATH comes from the derivation, HOME is
 # made here so that tools that write caches (torch, cmake, pip) have somewhere to go.
 set -euo pipefail
+# ninja runs every command through /bin/sh. Nix puts one in the sandbox only when it was
+# built with a sandbox shell (Debian's nix-bin is not); then the builder owns the sandbox
+# root and provides one itself: the toolchain's own bash, a store path like every input.
+if [ ! -e /bin/sh ] && [ -n "${sandboxShell:-}" ]; then
+  mkdir -p /bin && ln -s "$sandboxShell" /bin/sh
+fi
 export HOME="$NIX_BUILD_TOP/home"
 mkdir -p "$HOME"
 export PYTHONPATH="$kernelBuilderPython"
@@ -32,5 +38,8 @@ if [ -n "${kernelCommit:-}" ]; then
     args+=(--kernel-dirty)
   fi
 fi
-echo "kernel-builder: building $variant with $toolchainPython (host toolchain, not hermetic)"
+case "${toolchainProvider:-host}" in
+  host) echo "kernel-builder: building $variant with $toolchainPython (host toolchain, not hermetic)" ;;
+  *) echo "kernel-builder: building $variant with the $toolchainProvider toolchain ($toolchainPython)" ;;
+esac
 exec "$driverPython" "${args[@]}"

@@ -1,8 +1,10 @@
 # One variant as one raw derivation that runs the one-variant build.
 #
 # Its inputs are only: this backend's filtered source, the build-relevant part of the
-# kernel-builder Python package, the kernel identity, and the toolchain identity. The
-# builder is /bin/bash with outputs = [ "out" ] so that `nix develop` works on it.
+# kernel-builder Python package, the kernel identity, and the toolchain (its store paths
+# for the pinned provider, its recorded identity for the host one). The builder is the
+# toolchain's bash (the pinned one's is a store path) with outputs = [ "out" ], so that
+# `nix develop` works on it.
 #
 # Type: { config; variant : string; backend; system; src; pythonSrc; toolchain; kernel }
 #       -> derivation whose $out/<variant>/ is the variant tree
@@ -13,11 +15,12 @@ else
 derivation (toolchain.identity // toolchain.env // {
   name = "${config.name}-${variant}";
   inherit system variant backend src;
-  builder = "/bin/bash";
+  builder = toolchain.builder;
   args = [ ./variant-builder.sh ];
   outputs = [ "out" ];
   kernelBuilderPython = pythonSrc;
   inherit (toolchain) driverPython toolchainPython;
+  toolchainProvider = toolchain.identity.toolchainProvider;
   uniqueId = kernel.uniqueId;
   kernelCommit = if kernel.commit == null then "" else kernel.commit;
   kernelDirty = if kernel.dirty then "1" else "";

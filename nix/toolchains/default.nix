@@ -4,11 +4,13 @@
 # Provider type:
 #   { recorded : parsed toolchain JSON or null; system : string }
 #   -> buildSet : { key; torch; backend; backendVersion }
-#   -> { available : bool; reason : string; driverPython; toolchainPython;
-#        env : attrs of strings (PATH, CUDA_HOME, ...); identity : attrs of strings }
+#   -> { available : bool; reason : string; builder : bash to run builders with;
+#        driverPython; toolchainPython; env : attrs of strings (PATH, CUDA_HOME, ...);
+#        identity : attrs of strings (with toolchainProvider) }
 #
 # `identity` goes into the derivation verbatim: any change in it rebuilds the variant,
 # nothing outside it does.
 {
   host = import ./host.nix;
+  pinned = import ./pinned.nix;
 }

@@ -7,6 +7,7 @@ let
   missing = reason: {
     available = false;
     inherit reason;
+    builder = null;
     driverPython = null;
     toolchainPython = null;
     env = { };
@@ -34,6 +35,7 @@ else if isCuda && cuda == null then
 else {
   available = true;
   reason = "";
+  builder = "/bin/bash";
   driverPython = recorded.driver.python;
   toolchainPython = entry.python;
   env = {

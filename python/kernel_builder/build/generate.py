@@ -96,6 +96,7 @@ def plan_compile(
     cuda_version: tuple[int, int] | None = None,
     cuda_supported: frozenset[cuda_archs.CudaArch] | None = None,
     extra_system_includes: tuple[str, ...] = (),
+    toolchain_prefix_maps: tuple[str, ...] = (),
 ) -> CompilePlan:
     """Sources, macros, include dirs and flags for ``backend``'s components of ``build``."""
     framework = build.framework
@@ -158,6 +159,7 @@ def plan_compile(
     prefix_maps = (
         f"-ffile-prefix-map={source_dir.as_posix()}=/kernel-source",
         f"-ffile-prefix-map={scratch_dir.as_posix()}=/kernel-build",
+        *toolchain_prefix_maps,
     )
     cxx_flags = ("-fno-gnu-unique", *prefix_maps)
     cuda_flags: tuple[str, ...] = ()

@@ -11,6 +11,7 @@ needs nothing beyond the package itself.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from kernel_builder.errors import KernelBuilderError
@@ -31,7 +32,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--kernel-commit", help="kernel source git commit recorded in provenance (40 hex)")
     p.add_argument("--kernel-dirty", action="store_true", help="the kernel source had uncommitted changes")
     p.add_argument("--jobs", type=int, help="parallel compile jobs (default: NIX_BUILD_CORES or CPU count)")
-    p.add_argument("--strict-manylinux", action="store_true", help="fail (not warn) on manylinux_2_28 violations")
+    p.add_argument(
+        "--strict-manylinux",
+        action="store_true",
+        default=os.environ.get("KERNEL_BUILDER_STRICT_MANYLINUX") == "1",
+        help="fail (not warn) on manylinux_2_28 violations (default with the pinned toolchain, which sets KERNEL_BUILDER_STRICT_MANYLINUX=1)",
+    )
     p.add_argument("--keep-scratch", action="store_true", help="keep the generated CMake project and logs")
     p.add_argument("-v", "--verbose", action="store_true", help="stream compiler output to stderr")
     return p

@@ -254,6 +254,8 @@ def _compile(
         cuda_version=cuda_version or toolchain.cuda_major_minor,
         cuda_supported=supported,
         extra_system_includes=toolchain.nvidia_includes if backend == "cuda" else (),
+        # Set by the pinned toolchain: its store paths must not end up in the module.
+        toolchain_prefix_maps=tuple(os.environ.get("KERNEL_BUILDER_PREFIX_MAPS", "").split()),
     )
     if backend not in _COMPILABLE_HERE or (variant.os not in (None, "linux")):
         project = write_project(plan, scratch.path)

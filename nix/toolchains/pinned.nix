@@ -1,0 +1,136 @@
+# The pinned provider: hermetic toolchains made only of store paths.
+#
+# Every Debian package and wheel in nix/toolchain-lock.json is a fixed-output derivation
+# (builtin:fetchurl, flat sha256): an online Nix fetches it from its public URL, an
+# offline one finds it in the store after `kernel-builder toolchain fetch` (same path).
+# From those, with the seed busybox as the first builder:
+#   runtime  flat runtime libraries + bash, patchelf and the busybox applets
+#   cc       gcc 12 + binutils + sysroot in one tree, wrappers that pass --sysroot
+#   python   CPython 3.11 from Debian, patched to run from the store
+#   env-*    a venv over that Python with one environment's wheels (pip, offline)
+# The variant derivation then runs under bash from `runtime` with only these on PATH, so
+# it builds inside the Nix sandbox. Same provider type as host.nix (see default.nix).
+{ recorded ? null, system }:
+let
+  lock = builtins.fromJSON (builtins.readFile ../toolchain-lock.json);
+  pinnedSets = lock.requests.buildSets;
+
+  fetchArtifact = key:
+    let artifact = lock.artifacts.${key}; in
+    derivation {
+      name = key;
+      system = "builtin";
+      builder = "builtin:fetchurl";
+      inherit (artifact) url;
+      urls = [ artifact.url ];
+      outputHashMode = "flat";
+      outputHashAlgo = "sha256";
+      outputHash = artifact.sha256;
+      unpack = false;
+      executable = false;
+      preferLocalBuild = true;
+    };
+  group = name: map fetchArtifact lock.groups.${name};
+
+  # The seed has no URL of its own (it is a member of a pinned .deb): only
+  # `kernel-builder toolchain fetch` can put it in the store, and this URL says so.
+  seed = derivation {
+    name = lock.seed.name;
+    system = "builtin";
+    builder = "builtin:fetchurl";
+    url = "https://seed.invalid/run-kernel-builder-toolchain-fetch/${lock.seed.name}";
+    outputHashMode = "recursive";
+    outputHashAlgo = "sha256";
+    outputHash = lock.seed.narSha256;
+    unpack = false;
+    executable = false;
+    preferLocalBuild = true;
+  };
+
+  runtime = derivation {
+    name = "kb-runtime";
+    inherit system seed;
+    builder = "${seed}/busybox";
+    args = [ "sh" "-e" ./pinned/runtime-builder.sh ];
+    debs = group "runtime" ++ group "tools";
+  };
+
+  mkBuilt = name: script: attrs: derivation ({
+    inherit name system runtime;
+    builder = "${runtime}/bin/bash";
+    args = [ "-e" script ];
+    outputs = [ "out" ];
+    libSh = ./pinned/lib.sh;
+  } // attrs);
+
+  cc = mkBuilt "kb-cc-gcc12" ./pinned/cc-builder.sh {
+    sysrootDebs = group "sysroot";
+    compilerDebs = group "compiler";
+    runtimeDebs = group "runtime";
+  };
+  python = mkBuilt "kb-python3.11" ./pinned/python-builder.sh { debs = group "python"; };
+  pip = builtins.head (group "env:installer");
+  mkEnv = name: mkBuilt "kb-env-${name}" ./pinned/env-builder.sh {
+    inherit python pip;
+    wheels = group "env:${name}";
+  };
+  driver = mkEnv "driver";
+  envNames = builtins.attrNames (builtins.listToAttrs (map (n: { name = n; value = null; }) (builtins.attrValues pinnedSets)));
+  envs = builtins.listToAttrs (map (name: { inherit name; value = mkEnv name; }) envNames);
+
+  sitePackages = env: "${env}/lib/python3.11/site-packages";
+  cudaHomeOf = envName:
+    let version = lock.requests.cuda.${envName} or null; in
+    if version == null then null
+    else "${sitePackages envs.${envName}}/nvidia/cu${builtins.head (builtins.splitVersion version)}";
+
+  missing = reason: {
+    available = false;
+    inherit reason;
+    builder = null;
+    driverPython = null;
+    toolchainPython = null;
+    env = { };
+    identity = { };
+  };
+in
+buildSet:
+let envName = pinnedSets.${buildSet.key} or null; in
+if system != lock.system then
+  missing "the pinned toolchains are for ${lock.system}, not ${system}"
+else if envName == null then
+  missing "build set ${buildSet.key} has no pinned toolchain (pinned: ${builtins.concatStringsSep ", " (builtins.attrNames pinnedSets)}); build it with `kernel-builder build --toolchain host`"
+else
+  let
+    env = envs.${envName};
+    cudaHome = cudaHomeOf envName;
+    # Store paths must not leak into the built modules (assert messages, __FILE__):
+    # they would become references of the variant and tie it to this toolchain.
+    prefixMaps = builtins.concatStringsSep " " [
+      "-ffile-prefix-map=${env}=/kernel-builder/env"
+      "-ffile-prefix-map=${cc}=/kernel-builder/cc"
+      "-ffile-prefix-map=${python}=/kernel-builder/python"
+    ];
+  in
+  {
+    available = true;
+    reason = "";
+    builder = "${runtime}/bin/bash";
+    driverPython = "${driver}/bin/python";
+    toolchainPython = "${env}/bin/python";
+    env = {
+      PATH = builtins.concatStringsSep ":" ([ "${cc}/bin" "${env}/bin" ]
+        ++ (if cudaHome != null then [ "${cudaHome}/bin" ] else [ ]) ++ [ "${runtime}/bin" ]);
+      CC = "${cc}/bin/gcc";
+      CXX = "${cc}/bin/g++";
+      KERNEL_BUILDER_PREFIX_MAPS = prefixMaps;
+      KERNEL_BUILDER_STRICT_MANYLINUX = "1";
+      sandboxShell = "${runtime}/bin/bash";
+    } // (if cudaHome != null then {
+      CUDA_HOME = cudaHome;
+      CUDAToolkit_ROOT = cudaHome;
+      CUDAHOSTCXX = "${cc}/bin/g++";
+    } else { });
+    identity = { toolchainProvider = "pinned"; toolchainEnv = envName; };
+    parts = { inherit runtime cc python driver env seed; };
+  }
