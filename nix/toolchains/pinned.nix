@@ -79,10 +79,13 @@ let
   envs = builtins.listToAttrs (map (name: { inherit name; value = mkEnv name; }) envNames);
 
   sitePackages = env: "${env}/lib/python3.11/site-packages";
-  cudaHomeOf = envName:
+  cudaOf = envName:
     let version = lock.requests.cuda.${envName} or null; in
     if version == null then null
-    else "${sitePackages envs.${envName}}/nvidia/cu${builtins.head (builtins.splitVersion version)}";
+    else mkBuilt "kb-cuda${version}" ./pinned/cuda-builder.sh {
+      wheelCuda = "${sitePackages envs.${envName}}/nvidia/cu${builtins.head (builtins.splitVersion version)}";
+    };
+  cudas = builtins.listToAttrs (map (name: { inherit name; value = cudaOf name; }) envNames);
 
   missing = reason: {
     available = false;
@@ -103,14 +106,14 @@ else if envName == null then
 else
   let
     env = envs.${envName};
-    cudaHome = cudaHomeOf envName;
+    cudaHome = cudas.${envName};
     # Store paths must not leak into the built modules (assert messages, __FILE__):
     # they would become references of the variant and tie it to this toolchain.
     prefixMaps = builtins.concatStringsSep " " [
       "-ffile-prefix-map=${env}=/kernel-builder/env"
       "-ffile-prefix-map=${cc}=/kernel-builder/cc"
       "-ffile-prefix-map=${python}=/kernel-builder/python"
-    ];
+    ] + (if cudaHome != null then " -ffile-prefix-map=${cudaHome}=/kernel-builder/cuda" else "");
   in
   {
     available = true;
@@ -132,5 +135,5 @@ else
       CUDAHOSTCXX = "${cc}/bin/g++";
     } else { });
     identity = { toolchainProvider = "pinned"; toolchainEnv = envName; };
-    parts = { inherit runtime cc python driver env seed; };
+    parts = { inherit runtime cc python driver env seed; cuda = cudaHome; };
   }

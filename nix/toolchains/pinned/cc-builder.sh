@@ -16,9 +16,22 @@ for tool in as ld; do
   ln -s "../../../../bin/x86_64-linux-gnu-$tool" "$out/usr/lib/gcc/x86_64-linux-gnu/12/$tool"
 done
 mkdir -p "$out/bin"
+# The wrappers add --sysroot always. Only when they link a program (CMake's try_run, a
+# test binary) do they add the store ld.so and runtime libraries, so that it runs in the
+# sandbox; shared objects (the kernel modules) get no store path at all.
 for tool in gcc g++ cpp; do
   for name in $tool x86_64-linux-gnu-$tool; do
-    printf '#!%s\nexec %s --sysroot=%s "$@"\n' "$runtime/bin/bash" "$out/usr/bin/$tool-12" "$out" > "$out/bin/$name"
+    cat > "$out/bin/$name" <<WRAPPER
+#!$runtime/bin/bash
+link=1
+for arg in "\$@"; do
+  case \$arg in -c|-S|-E|-M|-MM|-shared|--version|-v|-dumpversion|-dumpmachine|-print-*) link=0 ;; esac
+done
+if [ \$link = 1 ]; then
+  exec $out/usr/bin/$tool-12 --sysroot=$out "\$@" -Wl,--dynamic-linker=$ld -Wl,-rpath,$runtime/lib
+fi
+exec $out/usr/bin/$tool-12 --sysroot=$out "\$@"
+WRAPPER
     chmod +x "$out/bin/$name"
   done
 done
