@@ -1,7 +1,7 @@
 # kernel-builder: build PyTorch kernels for every torch x backend variant.
 #
-# This flake has no inputs (nixpkgs cannot be fetched offline); it only offers a library.
-# A kernel's flake.nix calls it:
+# This flake has no inputs (nixpkgs cannot be fetched offline). It offers the library a
+# kernel's flake.nix calls, and the CLI as a package:
 #
 #   {
 #     inputs.kernel-builder.url = "git+https://github.com/<org>/kernel-builder";
@@ -9,12 +9,18 @@
 #       kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; };
 #   }
 #
-# `kernel-builder build` overrides the `kernel-builder` input with a fresh copy of this
-# checkout plus the recorded toolchain (see docs/nix.md), so builds never use a stale lock.
+#   nix run <this flake>#kernel-builder -- build .
+#
+# Variants are built with the pinned toolchains of nix/toolchain-lock.json inside the Nix
+# sandbox (see docs/nix.md); `kernel-builder toolchain fetch` seeds an offline store.
 {
   description = "kernel-builder: Nix derivations for every variant of a PyTorch kernel";
 
   outputs = { self }: {
     lib = import ./nix/lib { builderSrc = self; };
+    packages.x86_64-linux = rec {
+      kernel-builder = import ./nix/cli-package.nix { builderSrc = self; system = "x86_64-linux"; };
+      default = kernel-builder;
+    };
   };
 }

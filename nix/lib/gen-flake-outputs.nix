@@ -88,6 +88,9 @@ let
       backendVersion = v.buildSet.backendVersion or null;
       buildable = v.toolchain.available;
       reason = v.toolchain.reason;
+      buildSet = v.buildSet.key;
+      toolchainProvider = if v.toolchain.available then v.toolchain.identity.toolchainProvider else null;
+      toolchainPython = if v.toolchain.available then v.toolchain.toolchainPython else null;
     })
     variants;
 in

@@ -12,80 +12,8 @@
 # it builds inside the Nix sandbox. Same provider type as host.nix (see default.nix).
 { recorded ? null, system }:
 let
-  lock = builtins.fromJSON (builtins.readFile ../toolchain-lock.json);
-  pinnedSets = lock.requests.buildSets;
-
-  fetchArtifact = key:
-    let artifact = lock.artifacts.${key}; in
-    derivation {
-      name = key;
-      system = "builtin";
-      builder = "builtin:fetchurl";
-      inherit (artifact) url;
-      urls = [ artifact.url ];
-      outputHashMode = "flat";
-      outputHashAlgo = "sha256";
-      outputHash = artifact.sha256;
-      unpack = false;
-      executable = false;
-      preferLocalBuild = true;
-    };
-  group = name: map fetchArtifact lock.groups.${name};
-
-  # The seed has no URL of its own (it is a member of a pinned .deb): only
-  # `kernel-builder toolchain fetch` can put it in the store, and this URL says so.
-  seed = derivation {
-    name = lock.seed.name;
-    system = "builtin";
-    builder = "builtin:fetchurl";
-    url = "https://seed.invalid/run-kernel-builder-toolchain-fetch/${lock.seed.name}";
-    outputHashMode = "recursive";
-    outputHashAlgo = "sha256";
-    outputHash = lock.seed.narSha256;
-    unpack = false;
-    executable = false;
-    preferLocalBuild = true;
-  };
-
-  runtime = derivation {
-    name = "kb-runtime";
-    inherit system seed;
-    builder = "${seed}/busybox";
-    args = [ "sh" "-e" ./pinned/runtime-builder.sh ];
-    debs = group "runtime" ++ group "tools";
-  };
-
-  mkBuilt = name: script: attrs: derivation ({
-    inherit name system runtime;
-    builder = "${runtime}/bin/bash";
-    args = [ "-e" script ];
-    outputs = [ "out" ];
-    libSh = ./pinned/lib.sh;
-  } // attrs);
-
-  cc = mkBuilt "kb-cc-gcc12" ./pinned/cc-builder.sh {
-    sysrootDebs = group "sysroot";
-    compilerDebs = group "compiler";
-    runtimeDebs = group "runtime";
-  };
-  python = mkBuilt "kb-python3.11" ./pinned/python-builder.sh { debs = group "python"; };
-  pip = builtins.head (group "env:installer");
-  mkEnv = name: mkBuilt "kb-env-${name}" ./pinned/env-builder.sh {
-    inherit python pip;
-    wheels = group "env:${name}";
-  };
-  driver = mkEnv "driver";
-  envNames = builtins.attrNames (builtins.listToAttrs (map (n: { name = n; value = null; }) (builtins.attrValues pinnedSets)));
-  envs = builtins.listToAttrs (map (name: { inherit name; value = mkEnv name; }) envNames);
-
-  sitePackages = env: "${env}/lib/python3.11/site-packages";
-  cudaOf = envName:
-    let version = lock.requests.cuda.${envName} or null; in
-    if version == null then null
-    else mkBuilt "kb-cuda${version}" ./pinned/cuda-builder.sh {
-      wheelCuda = "${sitePackages envs.${envName}}/nvidia/cu${builtins.head (builtins.splitVersion version)}";
-    };
-  cudas = builtins.listToAttrs (map (name: { inherit name; value = cudaOf name; }) envNames);
+  parts = import ./pinned/parts.nix { inherit system; };
+  inherit (parts) lock pinnedSets runtime cc python driver envs cudas seed;
 
   missing = reason: {
     available = false;

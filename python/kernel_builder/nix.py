@@ -48,14 +48,18 @@ def empty_registry() -> Path:
     return path
 
 
-def nix_env(base: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment for a nix subprocess: offline-safe settings in ``NIX_CONFIG``."""
+def nix_env(base: dict[str, str] | None = None, *, sandbox: bool = False) -> dict[str, str]:
+    """The environment for a nix subprocess: offline-safe settings in ``NIX_CONFIG``.
+
+    ``sandbox`` is on for pinned (hermetic) builds; the host toolchain needs it off,
+    because its builds read this machine's compilers and Python environments.
+    """
     env = dict(os.environ if base is None else base)
     settings = [
         "experimental-features = nix-command flakes",
         "build-users-group =",
         "substituters =",
-        "sandbox = false",
+        f"sandbox = {'true' if sandbox else 'false'}",
         f"flake-registry = {empty_registry()}",
         "warn-dirty = false",
     ]
@@ -92,6 +96,7 @@ class NixOptions:
     print_build_logs: bool = False
     builders: str | None = None
     keep_going: bool = True
+    sandbox: bool = False
 
     def argv(self) -> list[str]:
         args = ["--max-jobs", str(self.max_jobs), "--cores", str(self.cores)]
@@ -200,7 +205,9 @@ def build(
     """
     link = ["--out-link", out_link] if out_link else ["--no-link"]
     argv = nix_argv("build", "--json", "--log-format", "internal-json", *options.argv(), *link, *flake_args, *installables)
-    proc = subprocess.Popen(argv, cwd=cwd, env=nix_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        argv, cwd=cwd, env=nix_env(sandbox=options.sandbox), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     ids: dict[str, str] = {}
     logs: dict[str, list[str]] = {}
     failed: list[str] = []

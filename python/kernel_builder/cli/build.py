@@ -183,8 +183,10 @@ def _summary_table(rows: Sequence[VariantRow]) -> Any:
     return table
 
 
-def _prepare(kernel_dir: Path, extra_pythons: Sequence[str], console: Any) -> tuple[Any, list[dict[str, Any]]]:
-    """Record the toolchain, write the flake input, and ask the flake for its variants.
+def _prepare(
+    kernel_dir: Path, extra_pythons: Sequence[str], console: Any, toolchain: str = "pinned"
+) -> tuple[Any, list[dict[str, Any]]]:
+    """Record the toolchain (host only), write the flake input, and ask the flake for its variants.
 
     The variant table depends only on the flake input (builder, build sets, toolchain) and
     build.toml, so it is cached under that key: a no-op rebuild then runs nix once.
@@ -195,8 +197,9 @@ def _prepare(kernel_dir: Path, extra_pythons: Sequence[str], console: Any) -> tu
     from kernel_builder.toolchain import state_dir
     from kernel_builder.toolchain.flake_input import prepare_kernel_flake
 
-    prepared = prepare_kernel_flake(kernel_dir, list(extra_pythons))
-    console.print(f"note: {HERMETIC_NOTE.format(path=prepared.toolchains)}", style="yellow", highlight=False)
+    prepared = prepare_kernel_flake(kernel_dir, list(extra_pythons), toolchain=toolchain)
+    if toolchain == "host":
+        console.print(f"note: {HERMETIC_NOTE.format(path=prepared.toolchains)}", style="yellow", highlight=False)
     key = hashlib.sha256(
         "\0".join([*prepared.flake_args, prepared.ref]).encode() + (kernel_dir / "build.toml").read_bytes()
     ).hexdigest()[:24]
@@ -221,7 +224,16 @@ def _prepare(kernel_dir: Path, extra_pythons: Sequence[str], console: Any) -> tu
 @click.option("-L", "--print-build-logs", "print_build_logs", is_flag=True, help="Stream every variant's build log to stderr.")
 @click.option("--local", is_flag=True, help="Skip Nix: build with the torch of this Python (or --toolchain-python).")
 @click.option("--toolchain-python", metavar="PATH", help="With --local: the Python whose torch to build against.")
-@click.option("--python", "extra_pythons", multiple=True, metavar="PATH", help="Also use this toolchain Python (rediscovers toolchains).")
+@click.option(
+    "--toolchain",
+    type=click.Choice(["pinned", "host"]),
+    default="pinned",
+    show_default=True,
+    help="pinned: hermetic toolchains from nix/toolchain-lock.json, built in the Nix sandbox (their "
+    "artifacts are fetched into the store first when missing). host: this machine's compilers and "
+    "Python environments as recorded by `toolchain discover`, sandbox off (for build sets that are not pinned).",
+)
+@click.option("--python", "extra_pythons", multiple=True, metavar="PATH", help="With --toolchain host: also use this toolchain Python (rediscovers toolchains).")
 @click.option("--builders", metavar="SPEC", help="Nix remote builders (passed to nix as --builders), e.g. 'ssh://host x86_64-linux'.")
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--print-nix-args", is_flag=True, help="Record the toolchain, print the nix arguments that select this builder and toolchain (for plain `nix run/build/develop`), and exit.")
@@ -238,14 +250,17 @@ def build(
     builders: str | None,
     as_json: bool,
     print_nix_args: bool,
+    toolchain: str,
 ) -> None:
     """Build the variants of the kernel in DIRECTORY (default: .) into DIRECTORY/build.
 
     \b
-    Each variant is one Nix derivation (see docs/nix.md); by default every bundle variant
-    this machine has a toolchain for is built, the others are listed with the reason.
+    Each variant is one Nix derivation (see docs/nix.md), built in the Nix sandbox with the
+    pinned toolchains by default; every bundle variant with a toolchain is built, the others
+    are listed with the reason.
     Examples:
       kernel-builder build examples/relu
+      kernel-builder build examples/relu --toolchain host
       kernel-builder build examples/relu --backend cpu -j 2
       kernel-builder build examples/relu --variant torch213-cxx11-cpu-x86_64-linux -L
       kernel-builder build . --builders 'ssh://builder x86_64-linux - 8'
@@ -264,7 +279,7 @@ def build(
 
         from kernel_builder.toolchain.flake_input import prepare_kernel_flake
 
-        click.echo(shlex.join(prepare_kernel_flake(kernel_dir, list(extra_pythons)).flake_args))
+        click.echo(shlex.join(prepare_kernel_flake(kernel_dir, list(extra_pythons), toolchain=toolchain).flake_args))
         return
     if not (kernel_dir / "flake.nix").is_file():
         raise ConfigError(
@@ -274,7 +289,7 @@ def build(
     rows = _build_with_nix(
         kernel_dir, config.general.name, list(variants), list(backends),
         max_jobs=max_jobs, cores=cores, print_build_logs=print_build_logs, builders=builders,
-        extra_pythons=extra_pythons,
+        extra_pythons=extra_pythons, toolchain=toolchain,
     )
     if as_json:
         click.echo(json.dumps([
@@ -310,6 +325,7 @@ def _local_result(result: Any) -> dict[str, Any]:
 def _build_with_nix(
     kernel_dir: Path, kernel_name: str, variants: list[str], backends: list[str], *, max_jobs: int | None,
     cores: int | None, print_build_logs: bool, builders: str | None, extra_pythons: Sequence[str],
+    toolchain: str = "pinned",
 ) -> list[VariantRow]:
     from rich.console import Console
 
@@ -317,7 +333,7 @@ def _build_with_nix(
     from kernel_builder.toolchain import state_dir
 
     console = Console(stderr=True, soft_wrap=True)
-    prepared, table = _prepare(kernel_dir, extra_pythons, console)
+    prepared, table = _prepare(kernel_dir, extra_pythons, console, toolchain)
     ref, flake_args = prepared.ref, prepared.flake_args
     selected, notes = select_variants(table, variants, backends)
     for note in notes:
@@ -325,13 +341,21 @@ def _build_with_nix(
     if not selected:
         raise BuildError(
             "no variant of this kernel can be built on this machine",
-            hint="run `kernel-builder toolchain setup` (or `toolchain discover --python PATH`) to add toolchains",
+            hint="the pinned toolchains cover the build sets in nix/toolchain-lock.json; for others use "
+            "--toolchain host after `kernel-builder toolchain setup` (or `toolchain discover --python PATH`)",
         )
     auto_jobs, _ = default_jobs(len(selected))
     jobs = auto_jobs if max_jobs is None else max_jobs
     options = nix.NixOptions(
-        max_jobs=jobs, cores=cores or max(1, (os.cpu_count() or 1) // max(jobs, 1)), builders=builders
+        max_jobs=jobs, cores=cores or max(1, (os.cpu_count() or 1) // max(jobs, 1)), builders=builders,
+        sandbox=toolchain == "pinned",
     )
+    if toolchain == "pinned":
+        from kernel_builder.toolchain.pinned import ensure_fetched, record_pythons
+
+        chosen = [row for row in table if row["name"] in selected]
+        ensure_fetched([row["buildSet"] for row in chosen], console)
+        record_pythons(chosen)
     console.print(
         f"{len(selected)} variant(s) selected (unique id {prepared.identity.unique_id}), "
         f"nix -j {options.max_jobs} --cores {options.cores}: {', '.join(selected)}",

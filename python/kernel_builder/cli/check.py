@@ -16,8 +16,8 @@ __all__ = ["check"]
     "--python",
     "python",
     metavar="PY",
-    help="Python with torch for the import check (default: the recorded toolchain of each "
-    "variant's torch, else this one). Variants its torch cannot load are noted, not failed.",
+    help="Python with torch for the import check (default: the toolchain each variant was built "
+    "with: the pinned store Python, else the recorded host one, else this one). Variants its torch cannot load are noted, not failed.",
 )
 @click.option("--no-import", is_flag=True, help="Skip the import check.")
 @click.option("--strict-manylinux", is_flag=True, help="Fail (instead of warn) on manylinux_2_28 symbol violations.")
@@ -34,16 +34,17 @@ def check(directory: str, python: str | None, no_import: bool, strict_manylinux:
     """
     from kernel_builder.build.checks import check_tree
     from kernel_builder.toolchain.discover import load_toolchains, python_for_variant
+    from kernel_builder.toolchain.pinned import pinned_pythons
 
     if no_import:
         interpreter = None
     elif python:
         interpreter = python
     else:
-        record = load_toolchains()
+        pinned, record = pinned_pythons(), load_toolchains()
 
         def interpreter(variant: str) -> str:
-            return python_for_variant(variant, record) or sys.executable
+            return python_for_variant(variant, pinned) or python_for_variant(variant, record) or sys.executable
 
     reports = check_tree(directory, python=interpreter, strict_manylinux=strict_manylinux)
     for report in reports:

@@ -12,15 +12,73 @@ __all__ = ["toolchain"]
 
 @click.group("toolchain")
 def toolchain() -> None:
-    """Discover or set up the host toolchains that Nix variant builds use.
+    """Manage the toolchains that Nix variant builds use.
 
-    The host toolchain is not hermetic: variants are compiled with this machine's C++
-    compiler, nvcc and Python environments (one torch each). Their identities (torch
-    version and install hash, compiler, nvcc, cmake, ninja versions) are recorded in
+    \b
+    Pinned (the default for builds): every Debian package and wheel of the pinned build
+    sets is listed with its sha256 in nix/toolchain-lock.json; `fetch` puts them into the
+    Nix store, `lock` regenerates the file. Builds then run in the Nix sandbox.
+    Host (`build --toolchain host`): this machine's compilers and Python environments,
+    found by `discover` (or created by `setup`) and recorded with their identities in
     toolchains.json in the state directory ($KERNEL_BUILDER_STATE_DIR, default
-    ~/.local/state/kernel-builder) and go into every variant derivation, so a change
-    rebuilds exactly the variants it affects.
+    ~/.local/state/kernel-builder). Not hermetic.
     """
+
+
+@toolchain.command("fetch")
+@click.option("--build-set", "build_sets", multiple=True, metavar="KEY", help="Fetch only what this pinned build set needs (e.g. torch2.13-cpu); repeatable. Default: every pinned build set.")
+@click.option("--json", "as_json", is_flag=True, help="Print what was added and what was already there as JSON on stdout.")
+def fetch_cmd(build_sets: tuple[str, ...], as_json: bool) -> None:
+    """Seed the Nix store with the pinned toolchain artifacts (offline-capable).
+
+    \b
+    Each .deb is downloaded with `apt-get download`, each wheel with `pip download`,
+    checked against the sha256 in nix/toolchain-lock.json, and added with
+    `nix-store --add-fixed sha256`: the same store path the lock's fixed-output
+    derivation (builtin:fetchurl of its public URL) has, so Nix never downloads it.
+    Artifacts already in the store are skipped; a hash mismatch is refused and nothing
+    is added for that artifact.
+    Examples:
+      kernel-builder toolchain fetch
+      kernel-builder toolchain fetch --build-set torch2.13-cpu
+    """
+    from rich.console import Console
+
+    from kernel_builder.toolchain.fetch import fetch
+    from kernel_builder.toolchain.lockfile import load_lock
+    from kernel_builder.toolchain.pinned import progress_printer
+
+    lock = load_lock()
+    for key in build_sets:
+        lock.environment_of(key)  # unknown build sets fail before anything is downloaded
+    console = Console(stderr=True)
+    report = fetch(lock, list(build_sets) or None, on_progress=progress_printer(console))
+    if as_json:
+        click.echo(json.dumps({"added": list(report.added), "present": list(report.present), "seconds": round(report.seconds, 2)}, indent=2))
+    click.echo(
+        f"{len(report.added)} artifact(s) added, {len(report.present)} already in the store ({report.seconds:.1f}s)",
+        err=True,
+    )
+
+
+@toolchain.command("lock")
+@click.option("--lock-file", type=click.Path(dir_okay=False, path_type=Path), help="The lock to regenerate (default: kernel-builder's nix/toolchain-lock.json).")
+def lock_cmd(lock_file: Path | None) -> None:
+    """Regenerate the toolchain lock from its requests (for maintainers).
+
+    \b
+    Resolves the `requests` of the lock with the ordinary clients: `apt-cache show` and
+    `apt-get download --print-uris` for the Debian packages (run `apt-get update` first),
+    `pip install --dry-run --report` for each Python environment (CPython 3.11,
+    manylinux_2_28 x86_64 wheels), and rewrites every artifact's version, file, sha256
+    and public URL. Then run `toolchain fetch` and rebuild.
+    Example:
+      kernel-builder toolchain lock && git diff --stat nix/toolchain-lock.json
+    """
+    from kernel_builder.toolchain.locking import relock
+
+    data = relock(lock_file)
+    click.echo(f"locked {len(data['artifacts'])} artifact(s) in {len(data['groups'])} group(s)", err=True)
 
 
 @toolchain.command("discover")

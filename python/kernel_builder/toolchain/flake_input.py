@@ -174,16 +174,28 @@ class PreparedFlake:
         return f"{self.ref}#{attr}"
 
 
-def prepare_kernel_flake(kernel_dir: Path, extra_pythons: tuple[str, ...] | list[str] = (), *, state: Path | None = None) -> PreparedFlake:
-    """Record the toolchain (rediscovering when it changed on disk or new Pythons are
-    given), write the flake input, and return the kernel's flake ref and override args."""
+def prepare_kernel_flake(
+    kernel_dir: Path,
+    extra_pythons: tuple[str, ...] | list[str] = (),
+    *,
+    state: Path | None = None,
+    toolchain: str = "pinned",
+) -> PreparedFlake:
+    """Write the flake input and return the kernel's flake ref and override args.
+
+    With ``toolchain="host"`` the host toolchain is recorded first (rediscovered when it
+    changed on disk or new Pythons are given) and handed to the flake; with the default
+    ``"pinned"`` nothing of this machine is recorded: the flake uses the pinned toolchains.
+    """
     from kernel_builder.toolchain.discover import discover, is_stale, load_toolchains, toolchains_path, write_toolchains
 
-    record = load_toolchains(state=state)
-    if record is None or is_stale(record) or extra_pythons:
-        previous = [env["python"] for env in (record or {}).get("environments", []) if Path(env["python"]).exists()]
-        record = discover([*extra_pythons, *previous], state=state)
-        write_toolchains(record, state=state)
+    record = None
+    if toolchain == "host":
+        record = load_toolchains(state=state)
+        if record is None or is_stale(record) or extra_pythons:
+            previous = [env["python"] for env in (record or {}).get("environments", []) if Path(env["python"]).exists()]
+            record = discover([*extra_pythons, *previous], state=state)
+            write_toolchains(record, state=state)
     identity = kernel_identity(kernel_dir)
     flake_input = prepare_flake_input(record, identity, state=state)
     args = ("--override-input", "kernel-builder", f"path:{flake_input}", "--no-write-lock-file")

@@ -111,10 +111,15 @@ class ToolchainLock:
         """Every artifact the given build sets need (all pinned sets when ``None``), in lock order.
 
         Each build set needs the common groups (seed, runtime, compiler, sysroot, python,
-        tools, the driver environment) plus its own Python environment.
+        tools, the installer and driver environments) plus its own Python environment;
+        ``None`` means every group of the lock.
         """
-        chosen = sorted(self.build_sets) if build_sets is None else build_sets
-        wanted = [g for g in self.groups if not g.startswith("env:")] + ["env:installer", "env:driver"]
+        if build_sets is None:  # everything, the CLI package's environment included
+            wanted = list(self.groups)
+            chosen: list[str] = []
+        else:
+            chosen = build_sets
+            wanted = [g for g in self.groups if not g.startswith("env:")] + ["env:installer", "env:driver"]
         for key in chosen:
             env = f"env:{self.environment_of(key)}"
             if env not in wanted:
