@@ -124,6 +124,34 @@ def check_stable_abi_symbols(library: Path) -> list[str]:
     return [f"stable ABI: {library.name} uses Torch C++ symbols outside the stable ABI: {listed}"]
 
 
+def manylinux_violations(library: Path) -> list[str]:
+    """``symbol@VERSION`` for every symbol of ``library`` newer than manylinux_2_28 allows."""
+    import kernel_abi_check
+
+    found = kernel_abi_check.ObjectFile(str(library)).check_manylinux(MANYLINUX)
+    return [f"{getattr(v, 'name', v)}@{getattr(v, 'dep', '')}_{getattr(v, 'version', '')}" for v in found]
+
+
+def objects_using(build_dir: Path, symbols: list[str]) -> dict[str, list[str]]:
+    """For each ``symbol@VERSION``, the object files under ``build_dir`` that reference it
+    (``nm -u``), so a manylinux error can name the source that needs the newer glibc."""
+    import shutil
+    import subprocess
+
+    nm = shutil.which("nm")
+    names = {s.split("@", 1)[0]: s for s in symbols}
+    found: dict[str, list[str]] = {s: [] for s in symbols}
+    if nm is None:
+        return found
+    for obj in sorted(build_dir.rglob("*.o")):
+        done = subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True, check=False)
+        for line in done.stdout.splitlines():
+            name = line.split()[-1] if line.strip() else ""
+            if name in names:
+                found[names[name]].append(obj.name)
+    return found
+
+
 def check_abi(library: Path, *, strict_manylinux: bool = False, stable_abi: bool = False) -> tuple[list[str], list[str]]:
     """(errors, warnings) from kernel-abi-check (abi3, manylinux) and the stable-ABI scan."""
     import kernel_abi_check

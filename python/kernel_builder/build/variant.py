@@ -156,7 +156,7 @@ def build_variant(
         with scratch_context as scratch:
             metadata = _assemble(
                 build, variant, source, staged, scratch, ops_id, uid, is_arch, toolchain_python,
-                _provenance(source, kernel_commit, kernel_dirty), jobs, verbose,
+                _provenance(source, kernel_commit, kernel_dirty), jobs, verbose, strict_manylinux,
             )
             if keep_scratch and scratch is not None:
                 _log(f"scratch kept at {scratch.path}")
@@ -199,6 +199,7 @@ def _assemble(
     provenance: Provenance,
     jobs: int | None,
     verbose: bool,
+    strict_manylinux: bool = False,
 ) -> Metadata:
     """Fill ``staged`` with the package files, ``_ops.py``, the module and metadata + digest."""
     backend = variant.backend
@@ -207,7 +208,7 @@ def _assemble(
     if scratch is not None:
         toolchain = probe_toolchain(toolchain_python)
         stable = _check_torch(build, variant, toolchain)
-        archs = _compile(build, variant, ops_id, scratch, toolchain, stable, staged, jobs, verbose)
+        archs = _compile(build, variant, ops_id, scratch, toolchain, stable, staged, jobs, verbose, strict_manylinux)
         if archs:
             metadata = metadata.with_archs(list(archs))
         ops_py = generate.render_ops_py(name=build.name, backend=backend, ops_id=ops_id)
@@ -230,6 +231,7 @@ def _compile(
     staged: Path,
     jobs: int | None,
     verbose: bool,
+    strict_manylinux: bool = False,
 ) -> tuple[str, ...]:
     from kernel_builder.build.compile import compile_module, write_project
 
@@ -266,8 +268,27 @@ def _compile(
             hint=f"build the {backend} variants on a machine with the {backend} toolchain, or pick --backend cpu/cuda",
         )
     library = compile_module(plan, toolchain, scratch.path, jobs=jobs, verbose=verbose)
+    if strict_manylinux:
+        _refuse_new_glibc_symbols(library, scratch.path)
     target = staged / f"{ops_id}.abi3.so"
     shutil.copyfile(library, target)
     os.chmod(target, 0o755)
     strip_runpath(target)
     return plan.archs
+
+
+def _refuse_new_glibc_symbols(library: Path, build_dir: Path) -> None:
+    """With the pinned (manylinux_2_28) toolchain, symbols newer than 2.28 are a build error
+    that names each symbol and the objects that use it (the build tree is still here)."""
+    from kernel_builder.build.checks import MANYLINUX, manylinux_violations, objects_using
+
+    symbols = manylinux_violations(library)
+    if not symbols:
+        return
+    users = objects_using(build_dir, symbols)
+    lines = [f"  {s}: used by {', '.join(users[s]) or 'an object of the link (not found by nm)'}" for s in symbols]
+    raise BuildError(
+        f"{library.name} needs glibc/libstdc++ symbols newer than {MANYLINUX} allows:\n" + "\n".join(lines),
+        hint="use an older API (e.g. pthread_* and dlopen moved into libc in glibc 2.34 and got new versions), "
+        "or build with --toolchain host, which only warns",
+    )

@@ -1,0 +1,242 @@
+"""Hermetic builds: pinned toolchains in the store, variants built inside the Nix sandbox.
+
+Everything here runs plain Nix with only the offline settings and ``sandbox = true`` (no
+override arguments, no recorded machine state), as a new user would after
+``kernel-builder toolchain fetch`` (which `.ci/setup` runs).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kernel_builder import nix
+from kernel_builder.toolchain.lockfile import fixed_output_path, load_lock
+from nix_support import PYTHON, REPO, commit_all, copy_kernel, kernel_builder, run_with_kernels, salt_sources, torch214_python
+
+pytestmark = pytest.mark.slow
+
+CPU213 = "torch213-cxx11-cpu-x86_64-linux"
+CPU214 = "torch214-cxx11-cpu-x86_64-linux"
+CU130 = "torch214-cxx11-cu130-x86_64-linux"
+# Host locations a hermetic derivation must never name.
+HOST_PATH = re.compile(r"(?:^|[\s:=\"'])(/(?:usr|bin|sbin|lib|lib64|root|home|tmp|opt|etc|var|work|srv|mnt|run)(?:/|$|[\s:]))")
+
+LOAD_RELU = """
+import json, torch
+from pathlib import Path
+from kernels import get_local_kernel
+kernel = get_local_kernel(Path({path!r}))
+x = torch.randn(257)
+assert torch.equal(kernel.relu(x), torch.relu(x))
+print(json.dumps({{"torch": torch.__version__, "module": kernel.__name__}}))
+"""
+
+LOAD_CUDA_OPS = """
+import importlib.util, json, sys, torch
+path = {path!r}
+spec = importlib.util.spec_from_file_location({ops_id!r}, path + "/__init__.py", submodule_search_locations=[path])
+module = importlib.util.module_from_spec(spec); sys.modules[spec.name] = module; spec.loader.exec_module(module)
+print(json.dumps(hasattr(getattr(torch.ops, {ops_id!r}), "relu")))
+"""
+
+
+FLAKE = """{
+  inputs.kernel-builder.url = "git+file://%s";
+  outputs = { self, kernel-builder }:
+    kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; };
+}
+""" % REPO
+
+
+def hermetic_copy(name: str, dest: Path, *, git: bool = True) -> Path:
+    """A salted copy of examples/NAME whose flake input is this checkout, as git (only its
+    tracked files enter the store), and nothing else: no override, no recorded state."""
+    kernel = copy_kernel(name, dest, git=False, salt=True)
+    (kernel / "flake.nix").write_text(FLAKE)
+    if git:
+        commit_all(kernel, init=True)
+    return kernel
+
+
+def plain_nix_env() -> dict[str, str]:
+    """Only what the issue allows: flakes on, the offline settings, the sandbox on."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KERNEL_BUILDER_", "NIX_"))}
+    env["NIX_CONFIG"] = (
+        "experimental-features = nix-command flakes\nbuild-users-group =\nsubstituters =\n"
+        f"sandbox = true\nflake-registry = {nix.empty_registry()}\n"
+    )
+    return env
+
+
+def plain_nix(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
+    done = subprocess.run(["nix", *args], cwd=cwd, env=plain_nix_env(), capture_output=True, text=True, check=False)
+    if check and done.returncode != 0:
+        raise AssertionError(f"nix {' '.join(args)} failed ({done.returncode}):\n{done.stderr[-5000:]}")
+    return done
+
+
+@pytest.fixture(scope="module")
+def fetched() -> None:
+    """The store holds every pinned artifact (`.ci/setup` fetched them; this is a no-op then)."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    kernel_builder("toolchain", "fetch", env=env)
+
+
+@pytest.fixture(scope="module")
+def relu(tmp_path_factory: pytest.TempPathFactory, fetched: None) -> Path:
+    """A committed relu copy whose flake input is this checkout; salted, so Nix must build."""
+    return hermetic_copy("relu", tmp_path_factory.mktemp("hermetic") / "relu")
+
+
+# -- the lock and the fetch ---------------------------------------------------------------
+
+
+def test_store_paths_match_nix_for_flat_and_recursive_hashes() -> None:
+    lock = load_lock()
+    artifact = next(iter(lock.artifacts.values()))
+    flat = subprocess.run(["nix-store", "--print-fixed-path", "sha256", artifact.sha256, artifact.key],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    assert artifact.store_path == flat
+    recursive = subprocess.run(["nix-store", "--print-fixed-path", "--recursive", "sha256", lock.seed.nar_sha256, lock.seed.name],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    assert lock.seed.store_path == recursive == fixed_output_path(lock.seed.name, lock.seed.nar_sha256, recursive=True)
+
+
+def test_lock_lists_every_artifact_with_hash_and_public_url() -> None:
+    lock = load_lock()
+    assert set(lock.build_sets) == {"torch2.13-cpu", "torch2.14-cpu", "torch2.14-cuda13.0"}
+    kinds = {a.kind for a in lock.artifacts.values()}
+    assert kinds == {"deb", "wheel"}
+    for artifact in lock.artifacts.values():
+        assert re.fullmatch(r"[0-9a-f]{64}", artifact.sha256)
+        assert artifact.url.startswith(("https://", "http://")) and "file:" not in artifact.url
+        assert artifact.name and artifact.version and artifact.file
+    names = {lock.artifacts[k].name for k in lock.groups["env:torch2.14"]}
+    # the CUDA compiler from wheels, and triton for the import check (megablocks imports it)
+    assert {"torch", "triton", "nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-cuda-cccl", "nvidia-nvvm", "cmake", "ninja"} <= names
+    assert "triton" in {lock.artifacts[k].name for k in lock.groups["env:torch2.13"]}
+
+
+def test_fetch_is_idempotent(fetched: None) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = kernel_builder("toolchain", "fetch", "--json", env=env)
+    report = json.loads(done.stdout)
+    assert report["added"] == []
+    assert len(report["present"]) == len(load_lock().artifacts) + 1  # + the seed
+
+
+def test_fetch_refuses_a_corrupted_artifact(tmp_path: Path, fetched: None) -> None:
+    data = json.loads(load_lock().path.read_text())
+    key = next(k for k in data["groups"]["env:driver"] if data["artifacts"][k]["name"] == "packaging")
+    good = data["artifacts"][key]["sha256"]
+    bad = ("0" if good[0] != "0" else "1") + good[1:]
+    data["artifacts"][key]["sha256"] = bad
+    lock_file = tmp_path / "toolchain-lock.json"
+    lock_file.write_text(json.dumps(data))
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["KERNEL_BUILDER_TOOLCHAIN_LOCK"] = str(lock_file)
+    done = kernel_builder("toolchain", "fetch", "--build-set", "torch2.13-cpu", env=env, check=False)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert "packaging" in done.stderr and bad in done.stderr and "nothing was added" in done.stderr
+    wrong_path = fixed_output_path(key, bad, recursive=False)
+    assert subprocess.run(["nix-store", "--check-validity", wrong_path], capture_output=True).returncode != 0
+
+
+# -- plain nix, sandboxed -----------------------------------------------------------------
+
+
+@pytest.mark.timeout(1200)
+def test_plain_nix_run_builds_every_pinned_variant_in_the_sandbox(relu: Path) -> None:
+    done = plain_nix("run", "-j", "2", "--cores", "1", "--no-write-lock-file", ".#build-variants", cwd=relu)
+    assert "copied 3 variant(s)" in done.stderr
+    assert sorted(p.name for p in (relu / "build").iterdir()) == ["CARD.md", CPU213, CPU214, CU130]
+    for name, python in ((CPU213, PYTHON), (CPU214, torch214_python(Path()))):
+        metadata = json.loads((relu / "build" / name / "metadata.json").read_text())
+        loaded = json.loads(run_with_kernels(python, LOAD_RELU.format(path=str(relu / "build" / name))).splitlines()[-1])
+        assert loaded["module"] == metadata["id"]
+    metadata = json.loads((relu / "build" / CU130 / "metadata.json").read_text())
+    assert metadata["backend"]["archs"] == ["8.0", "9.0"]
+    # No GPU here: loading the module registers its ops, which is what can be checked.
+    code = LOAD_CUDA_OPS.format(path=str(relu / "build" / CU130), ops_id=metadata["id"])
+    assert run_with_kernels(torch214_python(Path()), code).strip().splitlines()[-1] == "true"
+    cuobjdump = shutil.which("cuobjdump") or next(Path(PYTHON).parents[1].glob("lib/python3.*/site-packages/nvidia/cu13/bin/cuobjdump"))
+    module = next((relu / "build" / CU130).glob("*.abi3.so"))
+    listed = subprocess.run([str(cuobjdump), "--list-elf", str(module)], capture_output=True, text=True, check=True).stdout
+    assert sorted(re.findall(r"sm_(\d+)", listed)) == ["80", "90"]
+
+
+def test_variant_outputs_reference_no_store_path(relu: Path) -> None:
+    for name in (CPU213, CPU214, CU130):
+        out = plain_nix("eval", "--raw", "--no-write-lock-file", f".#redistributable.{name}.outPath", cwd=relu).stdout
+        refs = subprocess.run(["nix-store", "-q", "--references", out], capture_output=True, text=True, check=True).stdout
+        assert refs.split() == [], f"{name} refers to {refs}"
+
+
+def test_derivation_closure_names_no_host_path(relu: Path) -> None:
+    for name in (CPU213, CU130):
+        shown = json.loads(plain_nix("show-derivation", "-r", "--no-write-lock-file", f".#redistributable.{name}", cwd=relu).stdout)
+        assert any(d["env"].get("variant") == name for d in shown.values())
+        for drv, data in shown.items():
+            values = [data["builder"], *data["args"], *data["env"].values()]
+            for value in values:
+                match = HOST_PATH.search(value)
+                assert match is None, f"{drv} names host path {match.group(1)!r} in {value[:200]!r}"
+            assert data["builder"].startswith("/nix/store/") or data["builder"] == "builtin:fetchurl"
+
+
+@pytest.mark.timeout(900)
+def test_rebuild_is_bit_identical(relu: Path) -> None:
+    for name in (CPU213, CU130):
+        done = plain_nix("build", "--rebuild", "--no-link", "--no-write-lock-file", f".#redistributable.{name}", cwd=relu, check=False)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert "may not be deterministic" not in done.stderr
+
+
+def test_two_clones_at_different_paths_give_the_same_output(relu: Path, tmp_path: Path) -> None:
+    paths = []
+    for where in ("a/relu", "somewhere/else/relu"):
+        clone = tmp_path / where
+        subprocess.run(["git", "clone", "-q", str(relu), str(clone)], check=True)
+        paths.append(plain_nix("eval", "--raw", "--no-write-lock-file", f".#redistributable.{CPU213}.outPath", cwd=clone).stdout)
+    original = plain_nix("eval", "--raw", "--no-write-lock-file", f".#redistributable.{CPU213}.outPath", cwd=relu).stdout
+    assert paths[0] == paths[1] == original
+
+
+@pytest.mark.timeout(900)
+def test_freshly_initialised_kernel_builds_checks_and_develops_with_plain_nix(tmp_path: Path, fetched: None) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "KERNEL_BUILDER_ROOT")}
+    kernel = tmp_path / "fresh"
+    kernel_builder("init", str(kernel), "--name", "me/fresh", "--backends", "cpu", env=env)
+    salt_sources(kernel)
+    commit_all(kernel)
+    flake = (kernel / "flake.nix").read_text()
+    assert f"git+file://{REPO}" in flake or f"path:{REPO}" in flake
+    done = plain_nix("run", "-j", "2", "--cores", "1", ".#build-variants", cwd=kernel)
+    assert "copied 2 variant(s)" in done.stderr
+    assert sorted(p.name for p in (kernel / "build").iterdir()) == ["CARD.md", CPU213, CPU214]
+    plain_nix("flake", "check", "-j", "2", cwd=kernel)
+    shell = plain_nix("develop", f".#devShells.x86_64-linux.{CPU213}", "-c", "bash", "-c",
+                      'echo "$(command -v g++) $toolchainPython"', cwd=kernel).stdout.split()
+    assert all(p.startswith("/nix/store/") for p in shell), shell
+
+
+@pytest.mark.timeout(900)
+def test_newer_glibc_symbol_fails_the_build_naming_symbol_and_object(tmp_path: Path, fetched: None) -> None:
+    kernel = hermetic_copy("relu", tmp_path / "relu", git=False)
+    source = kernel / "relu_cpu" / "relu_cpu.cpp"
+    # pthread_create moved into libc in glibc 2.34: a direct call needs pthread_create@GLIBC_2.34
+    source.write_text("#include <pthread.h>\n" + source.read_text() + (
+        "\nstatic void* kb_run(void*) { return nullptr; }\n"
+        "void kb_spawn() { pthread_t t; pthread_create(&t, nullptr, kb_run, nullptr); pthread_join(t, nullptr); }\n"))
+    done = plain_nix("build", "--no-link", "-L", f".#redistributable.{CPU213}", cwd=kernel, check=False)
+    assert done.returncode != 0
+    assert "manylinux_2_28" in done.stderr and "pthread_create@GLIBC_2.34" in done.stderr
+    assert "relu_cpu.cpp.o" in done.stderr
