@@ -3,6 +3,7 @@
 Copies examples/relu into a temporary git repository (salted, so the first build really
 compiles), builds its CPU variants through Nix, then runs the same command again. The
 second run must build nothing (checked from kernel-builder's report of what Nix built);
+both use the default pinned toolchains in the Nix sandbox;
 its wall time divided by the first build's is the ratio. Goal: <= 0.02.
 
     .venv/bin/python benchmarks/noop_rebuild.py

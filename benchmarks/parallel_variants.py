@@ -4,7 +4,8 @@ Four compiled CPU variants: examples/relu's torch 2.13 and torch 2.14 CPU varian
 copies of the kernel (`relu` and `relu-twin`). Each round salts the sources so that Nix
 really builds, then runs one `nix build` over the four `redistributable.<variant>`
 outputs with `--cores 1` and `-j 1`, then `-j 2`. The speedup (-j 1 time / -j 2 time) is
-the ratio; goal >= 1.7 on 2 cores. Needs the torch 2.14 toolchain (toolchain discover).
+the ratio; goal >= 1.7 on 2 cores. Builds with the pinned toolchains in the Nix sandbox
+(needs `kernel-builder toolchain fetch`).
 
     .venv/bin/python benchmarks/parallel_variants.py
 
@@ -68,7 +69,7 @@ def round_(kernels: list[Path], jobs: int) -> float:
         available = {row for row in nix.eval_json(prepared.installable("buildableVariants"), flake_args=prepared.flake_args)}
         missing = [v for v in VARIANTS if v not in available]
         if missing:
-            sys.exit(f"cannot build {missing}: run `kernel-builder toolchain discover --python <torch 2.14 python>`")
+            sys.exit(f"cannot build {missing}: run `kernel-builder toolchain fetch`")
         installables += [prepared.installable(f"redistributable.{v}") for v in VARIANTS]
         # One nix call builds both kernels; the override input (builder, toolchain, kernel id)
         # of the last kernel applies to both, which changes nothing for timing.
@@ -84,7 +85,8 @@ def round_(kernels: list[Path], jobs: int) -> float:
             what = "start" if event.kind == "start" else "done"
             print(f"  -j {jobs} {time.perf_counter() - start:6.1f}s {what:5} {name}", file=sys.stderr)
 
-    report = nix.build(installables, nix.NixOptions(max_jobs=jobs, cores=1), flake_args=flake_args, on_event=trace)
+    options = nix.NixOptions(max_jobs=jobs, cores=1, sandbox=True)  # pinned toolchains, sandboxed
+    report = nix.build(installables, options, flake_args=flake_args, on_event=trace)
     elapsed = time.perf_counter() - start
     if report.returncode != 0 or len(report.built) != 4:
         sys.exit(f"-j {jobs}: nix exited {report.returncode} after starting {len(report.built)} of 4 builds: {report.errors[-5:]}")

@@ -191,7 +191,7 @@ class TestBuildCommandErrors:
         (kernel / "build.toml").write_text((kernel / "build.toml").read_text().replace('backend = "cpu"', 'backend = "cpuu"'))
         done = kernel_builder("build", str(kernel), env=dict(os.environ), check=False)
         assert done.returncode == 1 and "kernel.relu_cpu.backend: unknown backend 'cpuu'" in done.stderr
-        assert "host toolchain" not in done.stderr  # stopped before toolchains and Nix
+        assert "fetching" not in done.stderr and "selected" not in done.stderr  # stopped before toolchains and Nix
 
     def test_missing_flake_nix(self, tmp_path: Path) -> None:
         kernel = copy_kernel("relu", tmp_path / "k", git=False)

@@ -56,7 +56,8 @@ def test_nix_variants_equal_python_matrix(example: str, tmp_path: Path, state: P
 
 def test_buildable_variants_follow_the_recorded_toolchain(tmp_path: Path, state: Path) -> None:
     kernel = copy_kernel("relu", tmp_path / "relu", git=False)
-    prepared = prepare_kernel_flake(kernel, state=tmp_path / "fresh-state")  # finds only this venv: torch 2.13 CPU
+    # the host provider, which finds only this venv: torch 2.13 CPU
+    prepared = prepare_kernel_flake(kernel, state=tmp_path / "fresh-state", toolchain="host")
     table = {row["name"]: row for row in nix.eval_json(prepared.installable("variantTable"), flake_args=prepared.flake_args)}
     buildable = sorted(name for name, row in table.items() if row["buildable"])
     assert buildable == ["torch213-cxx11-cpu-x86_64-linux"]
@@ -77,8 +78,9 @@ def test_flake_check_passes_and_outputs_have_the_documented_shape(tmp_path: Path
         for output in ("packages", "devShells", "checks", "legacyPackages")
     }
     assert shown["packages"] == ["build-variants", "bundle", "default"]
-    assert shown["devShells"] == ["default", "torch213-cxx11-cpu-x86_64-linux"]
-    assert shown["checks"] == ["torch213-cxx11-cpu-x86_64-linux"]
+    pinned = ["torch213-cxx11-cpu-x86_64-linux", "torch214-cxx11-cpu-x86_64-linux", "torch214-cxx11-cu130-x86_64-linux"]
+    assert shown["devShells"] == ["default", *pinned]
+    assert shown["checks"] == pinned
     assert {"variants", "redistributable", "bundle", "variantTable"} <= set(shown["legacyPackages"])
 
 
@@ -186,7 +188,7 @@ def test_toolchain_identity_is_a_derivation_input(tmp_path: Path, state: Path) -
 
     fresh = tmp_path / "fresh-state"
     kernel = copy_kernel("relu", tmp_path / "relu", git=False)
-    prepared = prepare_kernel_flake(kernel, state=fresh)  # this venv only: torch 2.13 CPU
+    prepared = prepare_kernel_flake(kernel, state=fresh, toolchain="host")  # this venv only: torch 2.13 CPU
     record = load_toolchains(state=fresh)
     assert record is not None
     cpu213 = "redistributable.torch213-cxx11-cpu-x86_64-linux"
@@ -224,7 +226,7 @@ def test_dev_shell_has_the_variant_toolchain(tmp_path: Path, state: Path) -> Non
     import subprocess
 
     kernel = copy_kernel("relu", tmp_path / "relu", git=False)
-    prepared = prepare_kernel_flake(kernel, state=tmp_path / "fresh-state")  # this venv only: torch 2.13 CPU
+    prepared = prepare_kernel_flake(kernel, state=tmp_path / "fresh-state", toolchain="host")  # this venv only
     variant = "torch213-cxx11-cpu-x86_64-linux"
     done = subprocess.run(
         nix.nix_argv(
