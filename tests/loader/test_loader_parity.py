@@ -262,3 +262,25 @@ def test_arch_lists_cover_every_rule() -> None:
     """The tables above exercise every kind of arch string (guards against a weakened table)."""
     kinds = {("a" in a, "f" in a, "+PTX" in a, compat.cuda_arch_supports(a, (9, 0)) is None) for a in itertools.chain(*ARCH_LISTS)}
     assert {(True, False, False, False), (False, True, False, False), (False, False, True, False), (False, False, False, True)} <= kinds
+
+
+def test_arch_checked_before_download_from_the_hub(hub_server, tmp_path, cuda_device) -> None:
+    """From the Hub, only metadata.json is fetched for a variant that cannot run on the GPU."""
+    from hub_fixture import publish
+
+    build = tmp_path / "build"
+    vdir = write_variant(build, "torch-cuda", name="arch-hub", backend="cuda", digest=False)
+    _with(vdir, backend={"type": "cuda", "archs": ["9.0", "10.0"]})
+    hash_tree(tmp_path)
+    publish(hub_server, "acme/arch-hub", build, version=1)
+    system = detect_system(backend="cu130")
+    cuda_device.capability = (12, 0)
+    assert not kernel_builder.has_kernel("acme/arch-hub", version=1, system=system)
+    with pytest.raises(IncompatibleDevice, match=r"CUDA capability 12\.0"):
+        kernel_builder.get_kernel("acme/arch-hub", version=1, system=system)
+    fetched = {r.path.rsplit("/", 1)[-1] for r in hub_server.requests if r.endpoint == "resolve" and r.method == "GET"}
+    assert fetched == {"metadata.json"}
+    assert kernel_builder.has_kernel("acme/arch-hub", version=1, system=system, check_arch=False)
+    assert kernel_builder.get_kernel("acme/arch-hub", version=1, system=system, check_arch=False).VARIANT == "torch-cuda"
+    cuda_device.capability = (10, 3)
+    assert kernel_builder.has_kernel("acme/arch-hub", version=1, system=system)
