@@ -91,7 +91,7 @@ def test_check_and_diff_do_not_write(tmp_path: Path) -> None:
     d = kernel_dir(tmp_path, V4)
     check = run("update-build", "--check", str(d))
     assert check.returncode == 1 and check.stdout == ""
-    assert "legacy edition 4" in check.stderr
+    assert "needs an update (edition 4 -> 5)" in check.stderr
     diff = run("update-build", "--diff", str(d))
     assert diff.returncode == 0
     assert diff.stdout.splitlines()[:2] == ["--- a/build.toml", "+++ b/build.toml"]
@@ -267,3 +267,51 @@ def test_migration_handles_every_table_shape(name: str, text: str, expected: str
     new, _ = migrate_text(text)
     assert new == expected
     assert parse(new).build == parse(text, allow_legacy=True).build
+
+
+# ------------------------------------------- [torch-noarch] spellings both tools read
+KEBAB_NOARCH = """\
+[general]
+name = "silu-and-mul"
+version = 1
+edition = 5
+license = "apache-2.0"
+backends = ["cuda", "rocm"]
+
+[torch-noarch]
+cuda-capabilities = ["9.0", "10.0"]   # kept comment
+"rocm-archs" = ["gfx942"]
+"""
+
+
+def test_update_build_renames_kebab_noarch_keys(tmp_path: Path) -> None:
+    """Kebab [torch-noarch] keys are read by us but rejected by the reference parser;
+    update-build writes the snake spelling both read, touching nothing else."""
+    from config_oracle import reference
+
+    assert not reference(KEBAB_NOARCH).ok
+    d = kernel_dir(tmp_path, KEBAB_NOARCH)
+    check = run("update-build", "--check", str(d))
+    assert check.returncode == 1
+    assert "[torch-noarch] cuda-capabilities -> cuda_capabilities" in check.stderr
+    done = run("update-build", str(d))
+    assert done.returncode == 0, done.stderr
+    assert "updated" in done.stderr and "rocm-archs -> rocm_archs" in done.stderr and "edition" not in done.stderr
+    text = (d / "build.toml").read_text()
+    assert text == KEBAB_NOARCH.replace("cuda-capabilities", "cuda_capabilities").replace('"rocm-archs"', '"rocm_archs"')
+    assert reference(text).ok
+    assert load(d) == parse(KEBAB_NOARCH).build
+    assert "already edition 5" in run("update-build", str(d)).stderr
+
+
+def test_v4_update_also_renames_kebab_noarch_keys() -> None:
+    v4 = KEBAB_NOARCH.replace("edition = 5\n", "")
+    new, edition = migrate_text(v4)
+    assert edition == 4
+    assert "cuda_capabilities" in new and "rocm_archs" in new and "edition = 5" in new
+    assert parse(new).build == parse(v4, allow_legacy=True).build
+
+
+def test_examples_use_the_spelling_both_tools_read(repo_root: Path) -> None:
+    for path in (repo_root / "examples").glob("*/build.toml"):
+        assert migrate_text(path.read_text())[0] == path.read_text(), path

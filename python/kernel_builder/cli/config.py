@@ -73,7 +73,9 @@ def update_build(kernel_dir: str, check: bool, show_diff: bool) -> None:
     Legacy v4 files get `edition = 5`; v3 files also get `version = 1` when it is
     missing and an empty [torch-noarch] when they have no framework table (v3 files
     without `license` are refused: add one first). Comments, key order and formatting
-    are kept; an edition-5 file is left untouched. The file is replaced atomically.
+    are kept. [torch-noarch] `cuda-capabilities` / `rocm-archs` become `cuda_capabilities` /
+    `rocm_archs`, the spelling PyPI `kernels` also reads (in any edition); an edition-5
+    file without those is left untouched. The file is replaced atomically.
 
     \b
     Example:
@@ -90,9 +92,9 @@ def update_build(kernel_dir: str, check: bool, show_diff: bool) -> None:
     if show_diff:
         click.echo(plan.diff(), nl=False)
     if check:
-        click.echo(f"{plan.path} uses legacy edition {plan.from_edition}; run `kernel-builder update-build`", err=True)
+        click.echo(f"{plan.path} needs an update ({plan.describe()}); run `kernel-builder update-build`", err=True)
         sys.exit(1)
     if show_diff:
         return
     write_atomic(plan.path, plan.new_text)
-    click.echo(f"updated {plan.path}: edition {plan.from_edition} -> 5", err=True)
+    click.echo(f"updated {plan.path}: {plan.describe()}", err=True)
