@@ -315,3 +315,13 @@ def test_v4_update_also_renames_kebab_noarch_keys() -> None:
 def test_examples_use_the_spelling_both_tools_read(repo_root: Path) -> None:
     for path in (repo_root / "examples").glob("*/build.toml"):
         assert migrate_text(path.read_text())[0] == path.read_text(), path
+
+
+def test_init_writes_a_build_toml_the_reference_reads(tmp_path: Path) -> None:
+    from config_oracle import reference
+
+    done = run("init", str(tmp_path / "k"), "--name", "acme/my-kernel", "--backends", "cpu,cuda", "--no-git")
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "k" / "build.toml").read_text()
+    assert reference(text).ok, reference(text).error
+    assert migrate_text(text)[0] == text  # nothing for update-build to rename
