@@ -227,6 +227,73 @@ def test_check_config_warns_about_unlisted_kernel_backend(tmp_path: Path) -> Non
     assert "kernel.relu.backend: backend cuda is not in general.backends (cpu)" in result.stderr
 
 
+STABLE = """\
+[general]
+name = "relu"
+version = 1
+edition = 5
+license = "Apache-2.0"
+backends = ["cpu", "cuda"]
+
+[torch]
+src = ["torch-ext/torch_binding.cpp"]
+{stable}
+
+[kernel.relu_cpu]
+backend = "cpu"
+depends = ["torch"]
+src = ["relu_cpu/relu_cpu.cpp"]
+"""
+
+
+def _newest_torch(backend: str) -> tuple[int, int]:
+    from kernel_builder.variants.buildsets import load_build_sets
+
+    return max(b.torch_v.major_minor() for b in load_build_sets() if b.backend.value == backend)
+
+
+def test_check_config_reports_a_stable_abi_no_torch_can_build(tmp_path: Path) -> None:
+    """A stable ABI newer than every Torch of the matrix used to fail only in the build."""
+    major, minor = _newest_torch("cpu")
+    too_new = f"{major}.{minor + 1}"
+    result = run("check-config", str(kernel_dir(tmp_path, STABLE.format(stable=f'stable-abi = {{ cpu = "{too_new}" }}'))))
+    assert result.returncode == 1 and result.stdout == ""
+    path = tmp_path / "build.toml"
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"error: {path}: 1 problem found"
+    assert lines[1] == (
+        f"  {path}:10:22: torch.stable-abi.cpu: stable ABI {too_new} for cpu needs Torch >= {too_new}, but the "
+        f"newest Torch the build matrix has for cpu is {major}.{minor}: no cpu variant can be built"
+    )
+    assert lines[2].startswith("hint: lower the stable ABI")
+    # the one-string form names the key itself
+    result = run("check-config", str(kernel_dir(tmp_path, STABLE.format(stable=f'stable-abi = "{too_new}"'))))
+    assert result.returncode == 1 and f"{path}:10:14: torch.stable-abi: stable ABI {too_new} for cpu" in result.stderr
+    # an older one passes quietly
+    result = run("check-config", str(kernel_dir(tmp_path, STABLE.format(stable='stable-abi = "2.11"'))))
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+def test_stable_abi_newer_than_some_systems_warns() -> None:
+    """Newer than one system's Torch only: that system's variant fails, the rest build (a warning)."""
+    from kernel_builder.variants.buildsets import BuildSet
+    from kernel_builder.variants.checks import matrix_problems
+
+    sets = [
+        BuildSet(torch="2.14", backend=Backend.CPU, system="x86_64-linux"),
+        BuildSet(torch="2.13", backend=Backend.CPU, system="aarch64-linux"),
+    ]
+    problems, warnings = matrix_problems(parse(STABLE.format(stable='stable-abi = "2.14"')), sets)
+    assert problems == []
+    assert [w.message for w in warnings] == [
+        "stable ABI 2.14 for cpu needs Torch >= 2.14; the build matrix has older Torch on some systems, "
+        "so torch-stable-abi214-cpu-aarch64-linux will fail to build"
+    ]
+    problems, warnings = matrix_problems(parse(STABLE.format(stable='stable-abi = "2.15"')), sets)
+    assert [p.message.split(":")[0] for p in problems] == ["stable ABI 2.15 for cpu needs Torch >= 2.15, but the newest Torch the build matrix has for cpu is 2.14"]
+    assert warnings == []
+
+
 def test_help_texts() -> None:
     for command in ("check-config", "update-build"):
         result = run(command, "--help")

@@ -36,6 +36,23 @@ def _summary(parsed: Parsed) -> str:
     return "\n".join(f"{key + ':':<11}{value}" for key, value in rows)
 
 
+def _check_matrix(parsed: Parsed, kernel_dir: str) -> None:
+    """Problems only the build matrix shows (a stable ABI newer than the Torch it has)."""
+    from kernel_builder.config import BuildTomlError
+    from kernel_builder.config.loading import build_toml_path
+    from kernel_builder.variants.buildsets import load_build_sets
+    from kernel_builder.variants.checks import matrix_problems
+
+    file = str(build_toml_path(kernel_dir))
+    problems, warnings = matrix_problems(parsed, load_build_sets(), file=file)
+    if problems:
+        raise BuildTomlError(
+            file, problems, hint="lower the stable ABI to a Torch version the matrix builds (see `kernel-builder list-variants`)"
+        )
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
 @click.command("check-config")
 @_DIR
 @click.option("--json", "as_json", is_flag=True, help="Print the normalised model (edition-5 keys) as JSON.")
@@ -55,6 +72,7 @@ def check_config(kernel_dir: str, as_json: bool) -> None:
     from kernel_builder.config import read_file, to_dict
 
     parsed = read_file(kernel_dir)
+    _check_matrix(parsed, kernel_dir)
     for warning in parsed.warnings:
         click.echo(f"warning: {warning}", err=True)
     if as_json:
