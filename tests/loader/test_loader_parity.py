@@ -226,17 +226,19 @@ VALUE = base.relu([-1, 2])
 """
 
 
-@pytest.mark.parametrize("which", ["ours", "ref"])
-def test_get_kernel_dep(tmp_path, monkeypatch, which: str) -> None:
+@pytest.mark.parametrize(("loader", "which"), [("ours", "ours"), ("ref", "ref"), ("ours", "ref")])
+def test_get_kernel_dep(tmp_path, monkeypatch, loader: str, which: str) -> None:
+    """A kernel reaches its kernel-depends with get_kernel_dep; ours also serves kernels
+    written against PyPI ``kernels`` (``from kernels import get_kernel_dep``)."""
     base = tmp_path / which / "base"
     write_variant(base / "build", "torch-cpu", name="base")
     top = tmp_path / which / "top"
-    vdir = write_variant(top / "build", "torch-cpu", name=f"top-{which}", digest=False)
+    vdir = write_variant(top / "build", "torch-cpu", name=f"top-{loader}-{which}", digest=False)
     (vdir / "__init__.py").write_text(DEPENDENT_INIT.format(which=which))
     _with(vdir, **{"kernel-depends": [{"repo-id": "acme/base", "version": 1}]})
     hash_tree(top)
     monkeypatch.setenv("LOCAL_KERNELS", f"acme/base={base}")
-    if which == "ours":
+    if loader == "ours":
         module = kernel_builder.get_local_kernel(top, system=detect_system(backend="cpu"))
     else:
         module = kernels.get_local_kernel(top)

@@ -3,13 +3,16 @@
 A variant may list other Hub kernels it builds on (``{"repo-id": ..., "version": N}`` or a
 ``revision``). The loader loads those first, with the same loader function and options,
 and makes them available to the kernel's own ``__init__`` while it is imported: inside the
-kernel, ``get_kernel_dep("org/dep")`` returns the dependency's module. Outside an import
-it raises, as in PyPI ``kernels``: the kernel must look its dependencies up at import time.
+kernel, ``get_kernel_dep("org/dep")`` returns the dependency's module (so does
+``kernels.get_kernel_dep`` when PyPI ``kernels`` is installed, for kernels written against
+it). Outside an import it raises, as in PyPI ``kernels``: the kernel must look its
+dependencies up at import time.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
 from types import ModuleType
@@ -78,11 +81,30 @@ def load_dependencies(
         _CHAIN.reset(token)
 
 
+def _reference_context(deps: Mapping[str, ModuleType]) -> contextlib.AbstractContextManager[object]:
+    """The same dependencies for ``kernels.get_kernel_dep``, when PyPI ``kernels`` is installed.
+
+    Kernels published for the ``kernels`` ecosystem call ``from kernels import
+    get_kernel_dep``; loaded by us, that function must see these modules too. Only for
+    kernels that have dependencies (importing ``kernels`` costs time), and only while its
+    ``use_kernel_deps`` exists (otherwise the kernel gets the reference's own error).
+    """
+    if not deps or importlib.util.find_spec("kernels") is None:
+        return contextlib.nullcontext()
+    try:
+        from kernels.deps import use_kernel_deps  # type: ignore[import-not-found]
+
+        return use_kernel_deps(dict(deps))  # type: ignore[no-any-return]
+    except (ImportError, AttributeError, TypeError):  # pragma: no cover - a kernels without it
+        return contextlib.nullcontext()
+
+
 @contextlib.contextmanager
 def providing(deps: Mapping[str, ModuleType]) -> Iterator[None]:
     """Make ``deps`` what ``get_kernel_dep`` answers for the duration of a kernel's import."""
     token = _PROVIDED.set(dict(deps))
     try:
-        yield
+        with _reference_context(deps):
+            yield
     finally:
         _PROVIDED.reset(token)
