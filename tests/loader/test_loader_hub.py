@@ -82,6 +82,12 @@ def test_untrusted_publisher(hub_server, tmp_path: Path) -> None:
     with pytest.raises(InvalidRequest, match="not from a trusted publisher"):
         get_kernel("shady/relu", version=1, system=CPU)
     assert get_kernel("shady/relu", version=1, system=CPU, trust_remote_code=True).VARIANT == "torch-cpu"
+    # has_kernel and install_kernel check the publisher too (kernels 0.17.2), and take trust_remote_code
+    for call in (has_kernel, install_kernel):
+        with pytest.raises(InvalidRequest, match="not from a trusted publisher"):
+            call("shady/relu", version=1, system=CPU)
+    assert has_kernel("shady/relu", version=1, system=CPU, trust_remote_code=True)
+    assert install_kernel("shady/relu", version=1, system=CPU, trust_remote_code=True).name == "torch-cpu"
 
 
 def test_invalid_repo_id_touches_nothing(hub) -> None:
