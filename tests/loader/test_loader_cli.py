@@ -258,3 +258,29 @@ def test_info_and_versions_offline_from_cache(hub_server, tmp_path: Path, monkey
     data = json.loads(result.stdout)
     assert (data["revision"], data["name"], data["backends"]) == ("v1", "relu-cli", ["cpu"])
     assert hub_server.requests == []
+
+
+def test_get_locked_kernel_downloads_the_locked_commit(hub_server, tmp_path: Path) -> None:
+    """get_locked_kernel: the commit from the lock file, downloaded when missing; the
+    reference loads the same variant from the same lock."""
+    write_variant(tmp_path / "k1", "torch-cpu", name="relu-cli", version=1)
+    locked = publish(hub_server, REPO, tmp_path / "k1", version=1)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(f'[tool.kernels.dependencies]\n"{REPO}" = 1\n')
+    assert kb("lock", str(project)).returncode == 0
+    write_variant(tmp_path / "k2", "torch-cpu", name="relu-cli", version=2)
+    publish(hub_server, REPO, tmp_path / "k2", version=1)  # v1 moves on; the lock does not
+    script = (
+        "import sys; from pathlib import Path; from {lib} import get_locked_kernel;"
+        f"m = get_locked_kernel({REPO!r}, lockfile=Path(sys.argv[1]));"
+        "print(m.VARIANT, m.VERSION, Path(m.__file__).parent.parent.parent.name)"
+    )
+    for lib in ("kernel_builder", "kernels"):
+        cache = tmp_path / f"cache-{lib}"
+        out = subprocess.run(
+            [sys.executable, "-c", script.format(lib=lib), str(project / "kernels.lock")],
+            capture_output=True, text=True, timeout=120, env={**os.environ, "KERNELS_CACHE": str(cache)},
+        )
+        assert out.returncode == 0, (lib, out.stderr)
+        assert out.stdout.split() == ["torch-cpu", "1", locked], lib
