@@ -9,7 +9,6 @@ dependencies of every backend and the legacy-v4 upgrade must match, except for t
 from __future__ import annotations
 
 import collections
-import re
 from pathlib import Path
 
 import pytest

@@ -61,12 +61,11 @@ def _systems(backend: str | None, system: System | None) -> tuple[System, System
 
 
 def _check_trust(repo_id: str, trust_remote_code: bool | list[str], offline: bool, client: HubClient | None) -> None:
+    """``True`` trusts every repo; a list trusts the repos it names, besides trusted publishers'."""
     if trust_remote_code is True:
         return
-    if isinstance(trust_remote_code, list):
-        if repo_id in trust_remote_code:
-            return
-        warnings.warn("trust_remote_code as a list only allows the listed repos", UserWarning, stacklevel=3)
+    if isinstance(trust_remote_code, list) and repo_id in trust_remote_code:
+        return
     if offline:
         warnings.warn(
             f"Skipping the publisher trust check for '{repo_id}': the Hub is in offline mode", UserWarning, stacklevel=3
