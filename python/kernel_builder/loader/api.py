@@ -1,9 +1,11 @@
 """Load kernels: ``get_kernel`` and friends (the public loader API).
 
-Semantics follow PyPI ``kernels`` (``runtime.md`` §1–3) so code written for it works
-unchanged, with three additions: the digest in ``metadata.json`` is verified before any
-import, names from the Hub are validated before they touch the disk, and concurrent
-processes loading one kernel download it once (a file lock per variant).
+Names, signatures and semantics follow PyPI ``kernels`` 0.17.2 (``compat.KERNELS_VERSION``)
+so code written for it works unchanged, with three additions: the digest in
+``metadata.json`` is verified before any import, names from the Hub are validated before
+they touch the disk, and concurrent processes loading one kernel download it once (a file
+lock per variant). Before a variant is downloaded or imported, its metadata is checked:
+``python-depends``, ``kernels-minver`` and (``get_kernel``/``has_kernel``) the GPU archs.
 
 ``version=N`` loads branch ``vN``; ``revision=`` a branch, tag or commit; exactly one of
 the two. ``LOCAL_KERNELS`` redirects repos to local paths, ``KERNELS_CACHE`` moves the
@@ -130,7 +132,8 @@ def get_kernel(
 
     override = local_overrides().get(repo_id)
     if override is not None:
-        # As in the reference: no trust check and no version, but the load checks apply.
+        # No trust check, as in the reference, and no version needed (the reference 0.17.2
+        # still asks for one it then ignores); the load checks apply.
         return _import_local(
             override, repo_id, None, _checks(_systems(None, system)[0], check_arch=check_arch), load_dep,
             verify_digest=verify_digest, system=system,
