@@ -286,3 +286,23 @@ def test_arch_checked_before_download_from_the_hub(hub_server, tmp_path, cuda_de
     assert kernel_builder.get_kernel("acme/arch-hub", version=1, system=system, check_arch=False).VARIANT == "torch-cuda"
     cuda_device.capability = (10, 3)
     assert kernel_builder.has_kernel("acme/arch-hub", version=1, system=system)
+
+
+def test_kernel_depends_loaded_from_the_hub(hub_server, tmp_path) -> None:
+    """From the Hub the dependency is resolved like any kernel: its own version, its own download."""
+    from hub_fixture import publish
+
+    write_variant(tmp_path / "base" / "build", "torch-cpu", name="hub-base", version=2)
+    publish(hub_server, "acme/base", tmp_path / "base" / "build", version=2)
+    top = tmp_path / "top"
+    vdir = write_variant(top / "build", "torch-cpu", name="hub-top", digest=False)
+    (vdir / "__init__.py").write_text(
+        "from kernel_builder import get_kernel_dep\nbase = get_kernel_dep('acme/base')\nVARIANT = 'torch-cpu'\n"
+    )
+    _with(vdir, **{"kernel-depends": [{"repo-id": "acme/base", "version": 2}]})
+    hash_tree(top)
+    publish(hub_server, "acme/top", top / "build", version=1)
+    module = kernel_builder.get_kernel("acme/top", version=1, system=detect_system(backend="cpu"))
+    assert module.base.VERSION == 2 and module.base.relu([-3, 3]) == [0, 3]
+    loaded = {k.repo_info.repo_id for k in kernel_builder.get_loaded_kernels() if k.repo_info}
+    assert {"acme/base", "acme/top"} <= loaded
