@@ -16,6 +16,8 @@ _LAZY: dict[str, str] = {
     # loader
     "get_kernel": "kernel_builder.loader.api",
     "get_local_kernel": "kernel_builder.loader.api",
+    "get_locked_kernel": "kernel_builder.loader.api",
+    "get_kernel_dep": "kernel_builder.loader.kernel_deps",
     "has_kernel": "kernel_builder.loader.api",
     "install_kernel": "kernel_builder.loader.api",
     "load_kernel": "kernel_builder.loader.api",
@@ -25,6 +27,8 @@ _LAZY: dict[str, str] = {
     "RepoInfo": "kernel_builder.loader.api",
     "VariantAccepted": "kernel_builder.variants.resolve",
     "VariantRejected": "kernel_builder.variants.resolve",
+    "Metadata": "kernel_builder.metadata",
+    "Benchmark": "kernel_builder.benchmark",
     # layers
     "use_kernel_forward_from_hub": "kernel_builder.layers",
     "replace_kernel_forward_from_hub": "kernel_builder.layers",

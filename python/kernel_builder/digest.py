@@ -140,18 +140,20 @@ def validate_digest(variant_dir: str | os.PathLike[str], digest: Digest) -> list
 def hash_tree(build_dir: str | os.PathLike[str]) -> list[Path]:
     """Write a SHA-256 digest into the ``metadata.json`` of every variant under ``build_dir``.
 
+    Only the ``digest`` value changes; every other key and byte of the file is kept.
+
     ``build_dir`` is discovered like every tree command does (``DIR/result``, ``DIR/build``
     or ``DIR`` itself). Returns the variant directories that were hashed.
     """
     from kernel_builder.layout import discover_variants
-    from kernel_builder.metadata import Metadata
+    from kernel_builder.metadata import Metadata, write_digest
 
     _, variants = discover_variants(build_dir)
     for variant in variants:
         path = variant / "metadata.json"
-        metadata = Metadata.read(path)
+        Metadata.read(path)
         try:
-            metadata.with_digest(compute_digest(variant)).write(path)
+            write_digest(path, compute_digest(variant))
         except OSError as exc:
             raise CheckError(
                 f"cannot write {path}: {exc.strerror or exc}",

@@ -2,8 +2,9 @@
 
 Every variant directory carries one. The loader reads ``id`` (the module name to import
 under), ``python-depends`` and ``digest``; the Hub card and ``info`` read the rest. Keys are
-kebab-case and written in a fixed order (name, id, version, license, upstream, source,
-python-depends, kernel-depends, backend, digest, provenance) as 2-space pretty JSON.
+kebab-case and written in a fixed order (name, id, version, kernels-minver, license,
+upstream, source, python-depends, kernel-depends, backend, digest, provenance) as 2-space
+pretty JSON.
 Reading ignores unknown keys, so newer files stay readable, but rejects malformed known
 keys with a message naming the file and the key.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -39,14 +41,18 @@ __all__ = [
     "GitStatus",
     "MetadataError",
     "resolve_python_depends",
+    "write_digest",
     "git_status",
     "builder_provenance",
     "current_provenance",
 ]
 
 
-class MetadataError(CheckError):
-    """A metadata.json file is missing, not JSON, or has a malformed known key."""
+class MetadataError(CheckError, ValueError):
+    """A metadata.json file is missing, not JSON, or has a malformed known key.
+
+    Also a ``ValueError``: what ``kernels.Metadata.read_from_file`` raises in these cases.
+    """
 
 
 @attrs.frozen
@@ -87,6 +93,11 @@ class BackendInfo:
     type: Backend = attrs.field(converter=Backend.parse)
     archs: tuple[str, ...] | None = attrs.field(default=None, converter=attrs.converters.optional(tuple))
 
+    @property
+    def backend_type(self) -> Backend:
+        """``type`` under the name PyPI ``kernels`` uses."""
+        return self.type
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {"type": self.type.value}
         if self.archs is not None:
@@ -98,6 +109,11 @@ def _kernel_name(_inst: object, _attr: object, value: str) -> None:
     validate_kernel_name(value)
 
 
+def _check_minver(_inst: object, _attr: object, value: str) -> None:
+    if not isinstance(value, str) or not re.fullmatch(r"\d+\.\d+\.\d+", value):
+        raise ValueError(f"`kernels-minver` must be a version MAJOR.MINOR.PATCH such as \"0.17.2\", got {value!r}")
+
+
 @attrs.frozen
 class Metadata:
     """The metadata.json of one variant (see the module docstring for the file format)."""
@@ -107,6 +123,7 @@ class Metadata:
     version: int
     license: str
     backend: BackendInfo
+    kernels_minver: str | None = attrs.field(default=None, validator=attrs.validators.optional(_check_minver))
     upstream: str | None = None
     source: str | None = None
     python_depends: tuple[str, ...] = attrs.field(default=(), converter=tuple)
@@ -164,7 +181,10 @@ class Metadata:
     # -- JSON --------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         """A dict in the file's key order."""
-        data: dict[str, Any] = {"name": self.name, "id": self.id, "version": self.version, "license": self.license}
+        data: dict[str, Any] = {"name": self.name, "id": self.id, "version": self.version}
+        if self.kernels_minver is not None:
+            data["kernels-minver"] = self.kernels_minver
+        data["license"] = self.license
         if self.upstream is not None:
             data["upstream"] = self.upstream
         if self.source is not None:
@@ -183,17 +203,7 @@ class Metadata:
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write atomically (temporary file in the same directory, then rename)."""
-        target = Path(path)
-        fd, tmp = tempfile.mkstemp(prefix=".metadata.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(self.dumps())
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, target)
-        except BaseException:
-            if os.path.exists(tmp):
-                os.unlink(tmp)
-            raise
+        _write_atomic(Path(path), self.dumps())
 
     @classmethod
     def from_json(cls, data: object) -> Metadata:
@@ -204,6 +214,7 @@ class Metadata:
             name=_required(data, "name", str),
             id=_required(data, "id", str),
             version=_required(data, "version", int),
+            kernels_minver=_optional(data, "kernels-minver", str),
             license=_required(data, "license", str),
             upstream=_git_url(data, "upstream"),
             source=_git_url(data, "source"),
@@ -217,6 +228,17 @@ class Metadata:
     @classmethod
     def loads(cls, text: str | bytes) -> Metadata:
         return cls.from_json(json.loads(text))
+
+    # The reference's names (``kernels.Metadata``), for code written against it.
+    @staticmethod
+    def read_from_file(metadata_path: str | os.PathLike[str]) -> Metadata:
+        """``read`` under the name PyPI ``kernels`` uses."""
+        return Metadata.read(metadata_path)
+
+    @staticmethod
+    def from_bytes(bytes: bytes) -> Metadata:  # noqa: A002 - the reference's parameter name
+        """``loads`` under the name PyPI ``kernels`` uses; ``ValueError`` when malformed."""
+        return Metadata.loads(bytes)
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> Metadata:
@@ -237,6 +259,34 @@ class Metadata:
             raise MetadataError(
                 f"{path}: {exc}", hint="rebuild the variant with kernel-builder, or fix the key by hand"
             ) from None
+
+
+def _write_atomic(target: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=".metadata.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_digest(path: str | os.PathLike[str], digest: Digest) -> None:
+    """Set the ``digest`` of the metadata.json at ``path``, changing nothing else in the file.
+
+    Keys this version does not know (``x-...``, keys of newer formats) and the file's
+    formatting are kept byte for byte: metadata.json is a published format, and tools that
+    only add a digest must not drop what others wrote. The file is validated first.
+    """
+    from kernel_builder._jsontext import set_top_level_key
+
+    path = Path(path)
+    Metadata.read(path)
+    text = path.read_bytes().decode("utf-8")
+    _write_atomic(path, set_top_level_key(text, "digest", digest.to_json(), before=("provenance",)))
 
 
 # -- python-depends ---------------------------------------------------------------------

@@ -57,6 +57,23 @@ def test_stable_abi_newer_than_torch(tmp_path):
     assert "targets the Torch stable ABI 2.14, but the toolchain has torch 2.13.0, which is older" in done.stderr
 
 
+def test_invalid_variant_name_refused_before_anything_is_announced(tmp_path):
+    """``build --local --variant ''``: every name is checked first, so nothing says
+    "variant(s) selected" and nothing is built."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "kernel_builder", "build", str(EXAMPLES / "relu"), "--local", "--variant", "torch-cpu", "--variant", ""],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == ["error: invalid variant name ''", "hint: run `kernel-builder list-variants` to see valid names"]
+    with pytest.raises(BuildError, match="invalid variant name 'torch213'"):
+        build_local(EXAMPLES / "relu", variants=["torch-cpu", "torch213"], out_dir=tmp_path, toolchain=CPU_PYTHON)
+    assert list(tmp_path.iterdir()) == []
+
+
 _EXTRA_KERNELS = {
     "rocm": ("torch213-cxx11-rocm71-x86_64-linux", 'rocm-archs = ["gfx942"]', "relu_cuda/relu.cu", "ROCM_KERNEL", 'set(CMAKE_HIP_ARCHITECTURES "gfx942")'),
     "xpu": ("torch213-cxx11-xpu20253-x86_64-linux", "", "relu_cpu/relu_cpu.cpp", "XPU_KERNEL", "-fsycl"),

@@ -91,7 +91,7 @@ def test_check_and_diff_do_not_write(tmp_path: Path) -> None:
     d = kernel_dir(tmp_path, V4)
     check = run("update-build", "--check", str(d))
     assert check.returncode == 1 and check.stdout == ""
-    assert "legacy edition 4" in check.stderr
+    assert "needs an update (edition 4 -> 5)" in check.stderr
     diff = run("update-build", "--diff", str(d))
     assert diff.returncode == 0
     assert diff.stdout.splitlines()[:2] == ["--- a/build.toml", "+++ b/build.toml"]
@@ -227,6 +227,73 @@ def test_check_config_warns_about_unlisted_kernel_backend(tmp_path: Path) -> Non
     assert "kernel.relu.backend: backend cuda is not in general.backends (cpu)" in result.stderr
 
 
+STABLE = """\
+[general]
+name = "relu"
+version = 1
+edition = 5
+license = "Apache-2.0"
+backends = ["cpu", "cuda"]
+
+[torch]
+src = ["torch-ext/torch_binding.cpp"]
+{stable}
+
+[kernel.relu_cpu]
+backend = "cpu"
+depends = ["torch"]
+src = ["relu_cpu/relu_cpu.cpp"]
+"""
+
+
+def _newest_torch(backend: str) -> tuple[int, int]:
+    from kernel_builder.variants.buildsets import load_build_sets
+
+    return max(b.torch_v.major_minor() for b in load_build_sets() if b.backend.value == backend)
+
+
+def test_check_config_reports_a_stable_abi_no_torch_can_build(tmp_path: Path) -> None:
+    """A stable ABI newer than every Torch of the matrix used to fail only in the build."""
+    major, minor = _newest_torch("cpu")
+    too_new = f"{major}.{minor + 1}"
+    result = run("check-config", str(kernel_dir(tmp_path, STABLE.format(stable=f'stable-abi = {{ cpu = "{too_new}" }}'))))
+    assert result.returncode == 1 and result.stdout == ""
+    path = tmp_path / "build.toml"
+    lines = result.stderr.splitlines()
+    assert lines[0] == f"error: {path}: 1 problem found"
+    assert lines[1] == (
+        f"  {path}:10:22: torch.stable-abi.cpu: stable ABI {too_new} for cpu needs Torch >= {too_new}, but the "
+        f"newest Torch the build matrix has for cpu is {major}.{minor}: no cpu variant can be built"
+    )
+    assert lines[2].startswith("hint: lower the stable ABI")
+    # the one-string form names the key itself
+    result = run("check-config", str(kernel_dir(tmp_path, STABLE.format(stable=f'stable-abi = "{too_new}"'))))
+    assert result.returncode == 1 and f"{path}:10:14: torch.stable-abi: stable ABI {too_new} for cpu" in result.stderr
+    # an older one passes quietly
+    result = run("check-config", str(kernel_dir(tmp_path, STABLE.format(stable='stable-abi = "2.11"'))))
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+def test_stable_abi_newer_than_some_systems_warns() -> None:
+    """Newer than one system's Torch only: that system's variant fails, the rest build (a warning)."""
+    from kernel_builder.variants.buildsets import BuildSet
+    from kernel_builder.variants.checks import matrix_problems
+
+    sets = [
+        BuildSet(torch="2.14", backend=Backend.CPU, system="x86_64-linux"),
+        BuildSet(torch="2.13", backend=Backend.CPU, system="aarch64-linux"),
+    ]
+    problems, warnings = matrix_problems(parse(STABLE.format(stable='stable-abi = "2.14"')), sets)
+    assert problems == []
+    assert [w.message for w in warnings] == [
+        "stable ABI 2.14 for cpu needs Torch >= 2.14; the build matrix has older Torch on some systems, "
+        "so torch-stable-abi214-cpu-aarch64-linux will fail to build"
+    ]
+    problems, warnings = matrix_problems(parse(STABLE.format(stable='stable-abi = "2.15"')), sets)
+    assert [p.message.split(":")[0] for p in problems] == ["stable ABI 2.15 for cpu needs Torch >= 2.15, but the newest Torch the build matrix has for cpu is 2.14"]
+    assert warnings == []
+
+
 def test_help_texts() -> None:
     for command in ("check-config", "update-build"):
         result = run(command, "--help")
@@ -267,3 +334,61 @@ def test_migration_handles_every_table_shape(name: str, text: str, expected: str
     new, _ = migrate_text(text)
     assert new == expected
     assert parse(new).build == parse(text, allow_legacy=True).build
+
+
+# ------------------------------------------- [torch-noarch] spellings both tools read
+KEBAB_NOARCH = """\
+[general]
+name = "silu-and-mul"
+version = 1
+edition = 5
+license = "apache-2.0"
+backends = ["cuda", "rocm"]
+
+[torch-noarch]
+cuda-capabilities = ["9.0", "10.0"]   # kept comment
+"rocm-archs" = ["gfx942"]
+"""
+
+
+def test_update_build_renames_kebab_noarch_keys(tmp_path: Path) -> None:
+    """Kebab [torch-noarch] keys are read by us but rejected by the reference parser;
+    update-build writes the snake spelling both read, touching nothing else."""
+    from config_oracle import reference
+
+    assert not reference(KEBAB_NOARCH).ok
+    d = kernel_dir(tmp_path, KEBAB_NOARCH)
+    check = run("update-build", "--check", str(d))
+    assert check.returncode == 1
+    assert "[torch-noarch] cuda-capabilities -> cuda_capabilities" in check.stderr
+    done = run("update-build", str(d))
+    assert done.returncode == 0, done.stderr
+    assert "updated" in done.stderr and "rocm-archs -> rocm_archs" in done.stderr and "edition" not in done.stderr
+    text = (d / "build.toml").read_text()
+    assert text == KEBAB_NOARCH.replace("cuda-capabilities", "cuda_capabilities").replace('"rocm-archs"', '"rocm_archs"')
+    assert reference(text).ok
+    assert load(d) == parse(KEBAB_NOARCH).build
+    assert "already edition 5" in run("update-build", str(d)).stderr
+
+
+def test_v4_update_also_renames_kebab_noarch_keys() -> None:
+    v4 = KEBAB_NOARCH.replace("edition = 5\n", "")
+    new, edition = migrate_text(v4)
+    assert edition == 4
+    assert "cuda_capabilities" in new and "rocm_archs" in new and "edition = 5" in new
+    assert parse(new).build == parse(v4, allow_legacy=True).build
+
+
+def test_examples_use_the_spelling_both_tools_read(repo_root: Path) -> None:
+    for path in (repo_root / "examples").glob("*/build.toml"):
+        assert migrate_text(path.read_text())[0] == path.read_text(), path
+
+
+def test_init_writes_a_build_toml_the_reference_reads(tmp_path: Path) -> None:
+    from config_oracle import reference
+
+    done = run("init", str(tmp_path / "k"), "--name", "acme/my-kernel", "--backends", "cpu,cuda", "--no-git")
+    assert done.returncode == 0, done.stderr
+    text = (tmp_path / "k" / "build.toml").read_text()
+    assert reference(text).ok, reference(text).error
+    assert migrate_text(text)[0] == text  # nothing for update-build to rename

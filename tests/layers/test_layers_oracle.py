@@ -308,3 +308,91 @@ def test_classes_marked_by_the_reference_work_with_ours(kernel_repos):
 
     kind, value = assert_same(scenario, kernel_repos)
     assert [v[1] for v in value] == ["SiluAndMul.forward", "GatedAct.forward"]
+
+
+def test_condition_given_positionally(kernel_repos):
+    """``use_kernel_forward_from_hub("X", condition)``: the reference takes the condition positionally."""
+
+    def scenario(lib, r):
+        @lib.use_kernel_forward_from_hub("SiluAndMul", lambda m: m.config.hidden_act == "silu")
+        class Positional(GatedAct):
+            pass
+
+        model = nn.ModuleList([Positional("silu"), Positional("gelu")])
+        with lib.use_kernel_mapping({"SiluAndMul": {"cpu": repo(lib, r, "act", "SiluAndMul")}}, inherit_mapping=False):
+            lib.kernelize(model, mode=lib.Mode.INFERENCE, device="cpu")
+        return forwards(model)
+
+    kind, value = assert_same(scenario, kernel_repos)
+    assert [v[1] for v in value] == ["SiluAndMul.forward", "GatedAct.forward"]
+
+
+DEVICE_SPECS = {
+    "cpu": "cpu", "cuda": "cuda", "rocm": "rocm", "mps": "mps", "xpu": "xpu", "npu": "npu", "neuron": "neuron",
+    "tpu": "tpu", "torch-cuda": torch.device("cuda"), "torch-cpu": torch.device("cpu"), "params": None,
+}
+
+
+@pytest.mark.parametrize("hip", [False, True], ids=["cuda-torch", "rocm-torch"])
+@pytest.mark.parametrize("spec", sorted(DEVICE_SPECS))
+def test_selector_device_type_names_the_device_the_reference_dispatches_on(monkeypatch, spec, hip):
+    """A selector's ``device_type.type`` is the type the reference looks up in its mapping for the
+    same ``kernelize`` call (its ``Device.type``), for every device spelling."""
+    import sys
+
+    ref_kernelize = sys.modules["kernels.layer.kernelize"]  # the package attribute is the function
+    device = DEVICE_SPECS[spec]
+    monkeypatch.setattr(torch.version, "hip", "7.0" if hip else None)
+    dispatched: list[str] = []
+    monkeypatch.setattr(ref_kernelize, "kernelize_layer", lambda module, *, device_type, **kw: dispatched.append(device_type.type))
+    theirs.kernelize(nn.Sequential(nn.Linear(2, 2), SiluAndMul()), mode=theirs.Mode.INFERENCE, device=device)
+
+    seen = []
+    with ours.use_kernel_mapping({"SiluAndMul": lambda module, *, device_type, mode: seen.append(device_type)}, inherit_mapping=False):
+        ours.kernelize(nn.Sequential(nn.Linear(2, 2), SiluAndMul()), mode=ours.Mode.INFERENCE, device=device)
+    (device_type,) = seen
+    assert [device_type.type] == dispatched
+    # the seed-003 selector idiom works for every type
+    assert (device_type.type != "cuda") == (dispatched != ["cuda"])
+    if isinstance(device, torch.device):
+        assert device_type is device
+    elif dispatched[0] in ("cpu", "cuda", "mps", "xpu"):
+        assert isinstance(device_type, torch.device)
+    else:
+        assert isinstance(device_type, ours.DeviceType) and str(device_type) == dispatched[0]
+
+
+def test_selector_tells_rocm_from_cuda(monkeypatch):
+    """On a ROCm torch a GPU parameter is ``cuda`` to torch; selectors see ``rocm``, as the mapping does."""
+    monkeypatch.setattr(torch.version, "hip", "7.0")
+    seen = []
+    model = nn.Sequential(nn.Linear(2, 2), SiluAndMul())
+    with ours.use_kernel_mapping({"SiluAndMul": lambda module, *, device_type, mode: seen.append(device_type)}, inherit_mapping=False):
+        ours.kernelize(model, mode=ours.Mode.INFERENCE, device="rocm")
+        ours.kernelize(model, mode=ours.Mode.INFERENCE, device="cuda")
+    assert [d.type for d in seen] == ["rocm", "cuda"]
+
+
+def test_kernelized_func_condition_is_honoured_unlike_the_reference(kernel_repos):
+    """Documented difference (docs/layers.md): a false condition on a decorated function keeps
+    the function; the reference never consults conditions of functions attached with
+    ``use_kernelized_func`` and kernelizes them anyway."""
+
+    def scenario(lib, r):
+        @lib.use_kernel_forward_from_hub("SiluAndMul", condition=lambda func_module: False)
+        def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
+            d = x.shape[-1] // 2
+            return F.silu(x[..., :d]) * x[..., d:]
+
+        @lib.use_kernelized_func(silu_and_mul)
+        class UsesFunc(nn.Module):
+            def forward(self, x):
+                return silu_and_mul(x)
+
+        model = UsesFunc()
+        with lib.use_kernel_mapping({"SiluAndMul": {"cpu": repo(lib, r, "act", "SiluAndMul")}}, inherit_mapping=False):
+            lib.kernelize(model, mode=lib.Mode.INFERENCE, device="cpu")
+        return silu_and_mul.forward.__func__.__qualname__
+
+    assert outcome("ours", scenario, kernel_repos) == ("value", "func_module.<locals>.Func.forward")
+    assert outcome("theirs", scenario, kernel_repos) == ("value", "SiluAndMul.forward")

@@ -1,8 +1,7 @@
-"""The public loader API: exact signatures from issue 7, and the runnable example in docs/loading.md."""
+"""The public loader API: keyword-only arguments, exports, and the runnable example in docs/loading.md."""
 
 from __future__ import annotations
 
-import inspect
 import os
 import re
 import subprocess
@@ -16,31 +15,7 @@ import kernel_builder
 DOC = Path(__file__).resolve().parents[2] / "docs" / "loading.md"
 CLI_DOC = DOC.with_name("cli-loader.md")
 
-P = inspect.Parameter
-POS, KW = P.POSITIONAL_OR_KEYWORD, P.KEYWORD_ONLY
-
-# name -> the listed leading parameters as (name, kind, default); further keyword-only extras are allowed.
-LISTED = {
-    "get_kernel": [
-        ("repo_id", POS, P.empty),
-        ("revision", KW, None),
-        ("version", KW, None),
-        ("backend", KW, None),
-        ("user_agent", KW, None),
-        ("trust_remote_code", KW, False),
-    ],
-    "get_local_kernel": [("path", POS, P.empty), ("backend", KW, None)],
-    "load_kernel": [("repo_id", POS, P.empty), ("lockfile", KW, None), ("backend", KW, None)],
-    "get_loaded_kernels": [],
-}
-
-
-@pytest.mark.parametrize("name", sorted(LISTED))
-def test_signature_as_listed(name: str) -> None:
-    params = list(inspect.signature(getattr(kernel_builder, name)).parameters.values())
-    listed = LISTED[name]
-    assert [(p.name, p.kind, p.default) for p in params[: len(listed)]] == listed
-    assert all(p.kind == KW for p in params[len(listed) :]), "extras must be keyword-only"
+# Signatures are compared with PyPI ``kernels`` in test_loader_parity.py.
 
 
 def test_positional_revision_refused() -> None:

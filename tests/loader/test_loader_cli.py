@@ -41,6 +41,7 @@ def test_info_local_text_and_json(tree: Path) -> None:
         f"Path: {tree}",
         "Name: relu-cli",
         "Version: 3",
+        "Minimum kernels version: -",
         "License: Apache-2.0",
         "Upstream: https://github.com/example/relu",
         "Source: -",
@@ -48,23 +49,31 @@ def test_info_local_text_and_json(tree: Path) -> None:
         "Backends: cpu, cuda",
     ]
     data = json.loads(kb("info", str(tree), "--json").stdout)
-    assert list(data) == ["path", "name", "version", "license", "upstream", "source", "python_depends", "backends"]
+    assert list(data) == ["path", "name", "version", "kernels_minver", "license", "upstream", "source", "python_depends", "backends"]
     assert data["backends"] == ["cpu", "cuda"] and data["source"] is None
 
 
-def test_info_local_matches_reference(tree: Path) -> None:
-    ref = subprocess.run(
-        [sys.executable, "-m", "kernels.cli", "info", str(tree), "--json"], capture_output=True, text=True, timeout=120
-    )
+def _reference_info(*args: str) -> subprocess.CompletedProcess:
+    ref = subprocess.run([sys.executable, "-m", "kernels.cli", "info", *args], capture_output=True, text=True, timeout=120)
     if ref.returncode != 0:  # the reference CLI module may not be runnable with -m
         ref = subprocess.run(
-            [str(Path(sys.executable).parent / "kernels"), "info", str(tree), "--json"], capture_output=True, text=True, timeout=120
+            [str(Path(sys.executable).parent / "kernels"), "info", *args], capture_output=True, text=True, timeout=120
         )
     assert ref.returncode == 0, ref.stderr
-    theirs = json.loads(ref.stdout)
+    return ref
+
+
+@pytest.mark.parametrize("minver", [None, "0.17.1"])
+def test_info_local_matches_reference(tree: Path, minver: str | None) -> None:
+    if minver is not None:
+        for meta in tree.glob("build/*/metadata.json"):
+            meta.write_text(json.dumps({**json.loads(meta.read_text()), "kernels-minver": minver}, indent=2))
+    theirs = json.loads(_reference_info(str(tree), "--json").stdout)
     ours = json.loads(kb("info", str(tree), "--json").stdout)
-    for key in ("path", "name", "version", "license", "upstream", "source", "python_depends", "backends"):
-        assert ours[key] == theirs[key], key
+    assert ours == theirs
+    assert ours["kernels_minver"] == minver
+    # the text output too, line for line
+    assert kb("info", str(tree)).stdout == _reference_info(str(tree)).stdout
 
 
 def test_info_local_errors(tmp_path: Path, tree: Path) -> None:
@@ -84,7 +93,8 @@ def test_info_hub(hub_server, tree: Path) -> None:
     lines = out.stdout.splitlines()
     assert lines[:3] == [f"Repository: {REPO}", "Revision: v3", "Name: relu-cli"]
     assert [line.split(":")[0] for line in lines] == [
-        "Repository", "Revision", "Name", "Version", "License", "Upstream", "Source", "Python dependencies", "Backends",
+        "Repository", "Revision", "Name", "Version", "Minimum kernels version", "License", "Upstream", "Source",
+        "Python dependencies", "Backends",
     ]
     data = json.loads(kb("info", REPO, "--version", "3", "--json").stdout)
     assert list(data)[:2] == ["repo_id", "revision"] and data["revision"] == "v3" and data["version"] == 3
@@ -101,7 +111,8 @@ def test_info_hub_without_versions_reads_main(hub_server, tree: Path) -> None:
     hub_server.commit_files("acme/unversioned-info", tree_files(tree / "build", "build/"))
     data = json.loads(kb("info", "acme/unversioned-info", "--json").stdout)
     assert list(data) == [
-        "repo_id", "revision", "name", "version", "license", "upstream", "source", "python_depends", "backends",
+        "repo_id", "revision", "name", "version", "kernels_minver", "license", "upstream", "source",
+        "python_depends", "backends",
     ]
     assert (data["repo_id"], data["revision"], data["name"]) == ("acme/unversioned-info", "main", "relu-cli")
     out = kb("info", "acme/unversioned-info")
@@ -247,3 +258,29 @@ def test_info_and_versions_offline_from_cache(hub_server, tmp_path: Path, monkey
     data = json.loads(result.stdout)
     assert (data["revision"], data["name"], data["backends"]) == ("v1", "relu-cli", ["cpu"])
     assert hub_server.requests == []
+
+
+def test_get_locked_kernel_downloads_the_locked_commit(hub_server, tmp_path: Path) -> None:
+    """get_locked_kernel: the commit from the lock file, downloaded when missing; the
+    reference loads the same variant from the same lock."""
+    write_variant(tmp_path / "k1", "torch-cpu", name="relu-cli", version=1)
+    locked = publish(hub_server, REPO, tmp_path / "k1", version=1)
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "pyproject.toml").write_text(f'[tool.kernels.dependencies]\n"{REPO}" = 1\n')
+    assert kb("lock", str(project)).returncode == 0
+    write_variant(tmp_path / "k2", "torch-cpu", name="relu-cli", version=2)
+    publish(hub_server, REPO, tmp_path / "k2", version=1)  # v1 moves on; the lock does not
+    script = (
+        "import sys; from pathlib import Path; from {lib} import get_locked_kernel;"
+        f"m = get_locked_kernel({REPO!r}, lockfile=Path(sys.argv[1]));"
+        "print(m.VARIANT, m.VERSION, Path(m.__file__).parent.parent.parent.name)"
+    )
+    for lib in ("kernel_builder", "kernels"):
+        cache = tmp_path / f"cache-{lib}"
+        out = subprocess.run(
+            [sys.executable, "-c", script.format(lib=lib), str(project / "kernels.lock")],
+            capture_output=True, text=True, timeout=120, env={**os.environ, "KERNELS_CACHE": str(cache)},
+        )
+        assert out.returncode == 0, (lib, out.stderr)
+        assert out.stdout.split() == ["torch-cpu", "1", locked], lib

@@ -82,6 +82,12 @@ def test_untrusted_publisher(hub_server, tmp_path: Path) -> None:
     with pytest.raises(InvalidRequest, match="not from a trusted publisher"):
         get_kernel("shady/relu", version=1, system=CPU)
     assert get_kernel("shady/relu", version=1, system=CPU, trust_remote_code=True).VARIANT == "torch-cpu"
+    # has_kernel and install_kernel check the publisher too (kernels 0.17.2), and take trust_remote_code
+    for call in (has_kernel, install_kernel):
+        with pytest.raises(InvalidRequest, match="not from a trusted publisher"):
+            call("shady/relu", version=1, system=CPU)
+    assert has_kernel("shady/relu", version=1, system=CPU, trust_remote_code=True)
+    assert install_kernel("shady/relu", version=1, system=CPU, trust_remote_code=True).name == "torch-cpu"
 
 
 def test_invalid_repo_id_touches_nothing(hub) -> None:
@@ -251,3 +257,16 @@ def test_user_agent_reaches_the_hub_client(hub, agent, monkeypatch: pytest.Monke
     assert len(made) == 1 and made[0]._api is not None  # the one client was really used
     ua = made[0].api._build_hf_headers()["user-agent"]
     assert "my-app/1.2" in ua and ua.startswith("kernel-builder/")
+
+
+def test_trust_list_allows_listed_repos_and_trusted_publishers(hub_server, tmp_path: Path, recwarn) -> None:
+    write_variant(tmp_path / "a" / "build", "torch-cpu", name="listed")
+    publish(hub_server, "shady/listed", tmp_path / "a" / "build", version=1, trusted=False)
+    write_variant(tmp_path / "b" / "build", "torch-cpu", name="trusted-org")
+    publish(hub_server, "acme/trusted-org", tmp_path / "b" / "build", version=1)
+    allow = ["shady/listed"]
+    assert get_kernel("shady/listed", version=1, system=CPU, trust_remote_code=allow).VARIANT == "torch-cpu"
+    assert get_kernel("acme/trusted-org", version=1, system=CPU, trust_remote_code=allow).VARIANT == "torch-cpu"
+    with pytest.raises(InvalidRequest, match="not from a trusted publisher"):
+        has_kernel("shady/relu", version=1, system=CPU, trust_remote_code=allow)
+    assert not [w for w in recwarn if "trust" in str(w.message)]

@@ -213,3 +213,46 @@ class TestHashCommand:
         done = self._run("hash", str(tmp_path), cwd=tmp_path)
         assert done.returncode == 1
         assert "metadata.json" in done.stderr and "missing key `id`" in done.stderr
+
+    @pytest.mark.parametrize("indent", [2, 4, None])
+    def test_hash_command_keeps_every_other_byte(self, tmp_path: Path, indent: int | None) -> None:
+        """Unknown keys (``kernels-minver``, ``x-...``), their order, spelling of numbers and the
+        file's layout survive ``hash``: only the ``digest`` value changes."""
+        v = _variant(tmp_path / "build", "torch-cpu")
+        data = json.loads((v / "metadata.json").read_text())
+        data.pop("digest", None)
+        data = {"x-first": {"n": 1.50, "e": 1E3, "s": "\u00e9\u2603"}, **data, "kernels-minver": "0.17.0"}
+        data["x-tool"] = [1, {"nested": None}, "trailing"]
+        data["digest"] = {"algorithm": "sha256", "files": {"stale.py": "AAAA"}}
+        text = json.dumps(data, indent=indent, ensure_ascii=False)
+        text = text.replace("1.5", "1.50").replace("1000.0", "1E3")  # spellings a JSON dump would not produce
+        (v / "metadata.json").write_text(text, encoding="utf-8")
+
+        done = self._run("hash", str(tmp_path), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        after = (v / "metadata.json").read_text(encoding="utf-8")
+        new_digest = _reference(v).to_json()
+        assert json.loads(after)["digest"] == new_digest
+        # Put the old digest back in the new text: the file is then byte-for-byte the input.
+        old_value = json.dumps(data["digest"], indent=indent, ensure_ascii=False)
+        new_value = json.dumps(new_digest, indent=indent, ensure_ascii=False)
+        if indent:
+            old_value, new_value = (x.replace("\n", "\n" + " " * indent) for x in (old_value, new_value))
+        assert after.count(new_value) == 1
+        assert after.replace(new_value, old_value) == text
+        # the reference reads the result, and kernels-minver with it
+        import kernels
+
+        assert str(kernels.Metadata.read_from_file(v / "metadata.json").kernels_minver) == "0.17.0"
+
+    def test_hash_command_adds_a_missing_digest_and_keeps_the_rest(self, tmp_path: Path) -> None:
+        v = _variant(tmp_path / "build", "torch-cpu")
+        data = json.loads((v / "metadata.json").read_text())
+        data.pop("digest", None)
+        data["x-note"] = "kept"
+        text = json.dumps(data, indent=2) + "\n"
+        (v / "metadata.json").write_text(text)
+        assert self._run("hash", str(tmp_path), cwd=tmp_path).returncode == 0
+        after = json.loads((v / "metadata.json").read_text())
+        assert after.pop("digest") == _reference(v).to_json()
+        assert after == data and list(after) == list(data)

@@ -17,7 +17,7 @@ from kernel_builder.build.toolchain_probe import Toolchain, probe_toolchain
 from kernel_builder.build.variant import VariantResult, build_variant
 from kernel_builder.config.model import Backend, Build
 from kernel_builder.errors import BuildError
-from kernel_builder.variants.names import Compute, Variant
+from kernel_builder.variants.names import Compute, Variant, parse
 
 __all__ = ["build_local", "local_variants"]
 
@@ -106,6 +106,11 @@ def build_local(
     out = Path(out_dir) if out_dir is not None else kernel_dir / "build"
     if variants is not None:
         names = list(variants)
+        for name in names:  # every name checked before anything is announced or built
+            try:
+                parse(name)
+            except ValueError as exc:
+                raise BuildError(str(exc), hint="run `kernel-builder list-variants` to see valid names") from None
     else:
         names, skipped = local_variants(build, probe_toolchain(python), backends)
         for note in skipped:

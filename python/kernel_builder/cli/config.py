@@ -36,6 +36,23 @@ def _summary(parsed: Parsed) -> str:
     return "\n".join(f"{key + ':':<11}{value}" for key, value in rows)
 
 
+def _check_matrix(parsed: Parsed, kernel_dir: str) -> None:
+    """Problems only the build matrix shows (a stable ABI newer than the Torch it has)."""
+    from kernel_builder.config import BuildTomlError
+    from kernel_builder.config.loading import build_toml_path
+    from kernel_builder.variants.buildsets import load_build_sets
+    from kernel_builder.variants.checks import matrix_problems
+
+    file = str(build_toml_path(kernel_dir))
+    problems, warnings = matrix_problems(parsed, load_build_sets(), file=file)
+    if problems:
+        raise BuildTomlError(
+            file, problems, hint="lower the stable ABI to a Torch version the matrix builds (see `kernel-builder list-variants`)"
+        )
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
+
+
 @click.command("check-config")
 @_DIR
 @click.option("--json", "as_json", is_flag=True, help="Print the normalised model (edition-5 keys) as JSON.")
@@ -55,6 +72,7 @@ def check_config(kernel_dir: str, as_json: bool) -> None:
     from kernel_builder.config import read_file, to_dict
 
     parsed = read_file(kernel_dir)
+    _check_matrix(parsed, kernel_dir)
     for warning in parsed.warnings:
         click.echo(f"warning: {warning}", err=True)
     if as_json:
@@ -73,7 +91,9 @@ def update_build(kernel_dir: str, check: bool, show_diff: bool) -> None:
     Legacy v4 files get `edition = 5`; v3 files also get `version = 1` when it is
     missing and an empty [torch-noarch] when they have no framework table (v3 files
     without `license` are refused: add one first). Comments, key order and formatting
-    are kept; an edition-5 file is left untouched. The file is replaced atomically.
+    are kept. [torch-noarch] `cuda-capabilities` / `rocm-archs` become `cuda_capabilities` /
+    `rocm_archs`, the spelling PyPI `kernels` also reads (in any edition); an edition-5
+    file without those is left untouched. The file is replaced atomically.
 
     \b
     Example:
@@ -90,9 +110,9 @@ def update_build(kernel_dir: str, check: bool, show_diff: bool) -> None:
     if show_diff:
         click.echo(plan.diff(), nl=False)
     if check:
-        click.echo(f"{plan.path} uses legacy edition {plan.from_edition}; run `kernel-builder update-build`", err=True)
+        click.echo(f"{plan.path} needs an update ({plan.describe()}); run `kernel-builder update-build`", err=True)
         sys.exit(1)
     if show_diff:
         return
     write_atomic(plan.path, plan.new_text)
-    click.echo(f"updated {plan.path}: edition {plan.from_edition} -> 5", err=True)
+    click.echo(f"updated {plan.path}: {plan.describe()}", err=True)

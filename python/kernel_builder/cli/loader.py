@@ -24,7 +24,7 @@ def _dash(value: object) -> str:
 @click.option("--version", "version", type=int, default=None, help="Kernel version N: the Hub branch vN.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of text.")
 def info(kernel: str, revision: str | None, version: int | None, as_json: bool) -> None:
-    """Show a kernel's metadata: name, version, license, sources, dependencies, backends.
+    """Show a kernel's metadata: name, version, minimum kernels version, license, sources, dependencies, backends.
 
     REPO_OR_PATH is a Hub repo id (ORG/NAME) or a local directory holding build/. Without
     --version or --revision a Hub repo is shown at its highest vN branch (main if none).
@@ -46,7 +46,14 @@ def info(kernel: str, revision: str | None, version: int | None, as_json: bool) 
     else:
         click.echo(f"Repository: {data['repo_id']}")
         click.echo(f"Revision: {data['revision']}")
-    for label, key in (("Name", "name"), ("Version", "version"), ("License", "license"), ("Upstream", "upstream"), ("Source", "source")):
+    for label, key in (
+        ("Name", "name"),
+        ("Version", "version"),
+        ("Minimum kernels version", "kernels_minver"),
+        ("License", "license"),
+        ("Upstream", "upstream"),
+        ("Source", "source"),
+    ):
         click.echo(f"{label}: {_dash(data[key])}")
     click.echo(f"Python dependencies: {', '.join(data['python_depends'] or []) or '-'}")
     click.echo(f"Backends: {', '.join(data['backends']) or '-'}")

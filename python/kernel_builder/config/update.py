@@ -2,7 +2,10 @@
 
 The migration is a few insertions into the tomlkit document (``edition = 5``, v3's
 default ``version = 1`` and its implicit ``[torch-noarch]``), so comments, key order
-and formatting survive. The result is read back and must give the same model.
+and formatting survive. ``[torch-noarch]`` keys spelled ``cuda-capabilities`` /
+``rocm-archs`` (which we read but the reference parser rejects) are renamed to the
+snake spelling both tools read, in any edition. The result is read back and must give
+the same model.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from kernel_builder.config.positions import scan
 from kernel_builder.config.problems import BuildTomlError, Problem
 from kernel_builder.config.reader import FRAMEWORK_KEYS
 
-__all__ = ["Update", "migrate_text", "plan_update", "write_atomic"]
+__all__ = ["Update", "migrate_text", "plan_update", "snake_noarch_keys", "write_atomic"]
 
 
 @attrs.frozen
@@ -35,6 +38,14 @@ class Update:
     old_text: str
     new_text: str
     from_edition: int
+    #: ``[torch-noarch]`` keys renamed to the spelling the reference reads (``old -> new``).
+    renamed: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """What the update does, for one log line."""
+        changes = [f"edition {self.from_edition} -> {CURRENT_EDITION}"] if self.from_edition != CURRENT_EDITION else []
+        changes += [f"[torch-noarch] {r}" for r in self.renamed]
+        return "; ".join(changes)
 
     @property
     def needed(self) -> bool:
@@ -125,16 +136,41 @@ def _edit(text: str) -> str:
     return new_text
 
 
+# The reference parser reads these [torch-noarch] keys only in their snake spelling.
+_NOARCH_SNAKE = {"cuda-capabilities": "cuda_capabilities", "rocm-archs": "rocm_archs"}
+
+
+def snake_noarch_keys(text: str) -> tuple[str, tuple[str, ...]]:
+    """``text`` with kebab ``[torch-noarch]`` keys renamed in place, and what was renamed."""
+    table = "torch-noarch"
+    keys = scan(text).keys
+    lines = text.splitlines(keepends=True)
+    renamed = []
+    for kebab, snake in _NOARCH_SNAKE.items():
+        where = keys.get((table, kebab))
+        if where is None:
+            continue
+        line_no, column = where
+        line = lines[line_no - 1]
+        at = line.find(kebab, column - 1)
+        if at < 0:  # pragma: no cover - the scanner located the key on this line
+            continue
+        lines[line_no - 1] = line[:at] + snake + line[at + len(kebab) :]
+        renamed.append(f"{kebab} -> {snake}")
+    return "".join(lines), tuple(renamed)
+
+
 def migrate_text(text: str, *, path: str = "build.toml") -> tuple[str, int]:
     """Edition-5 text for ``text`` and the edition it was written in.
 
-    Edition-5 input is returned unchanged; invalid input raises ``BuildTomlError``.
+    Edition-5 input comes back unchanged apart from ``snake_noarch_keys``; invalid input
+    raises ``BuildTomlError``.
     """
     parsed = parse(text, path=path, allow_legacy=True, check_registry=False)
-    if parsed.edition == CURRENT_EDITION:
-        return text, parsed.edition
     try:
-        new_text = _edit(text)
+        new_text = snake_noarch_keys(text if parsed.edition == CURRENT_EDITION else _edit(text))[0]
+        if new_text == text:
+            return text, parsed.edition
         check = parse(new_text, path=path, check_registry=False)
         same = check.edition == CURRENT_EDITION and check.build == parsed.build
     except (_CannotEdit, BuildTomlError) as exc:
@@ -155,7 +191,7 @@ def plan_update(kernel_dir: str | os.PathLike[str]) -> Update:
     except FileNotFoundError:
         raise BuildTomlError(str(file), [Problem(str(file), (), "file not found")], hint="pass a kernel directory that has a build.toml") from None
     new, edition = migrate_text(old, path=str(file))
-    return Update(file, old, new, edition)
+    return Update(file, old, new, edition, snake_noarch_keys(old)[1])
 
 
 def write_atomic(path: Path, text: str) -> None:

@@ -14,7 +14,7 @@ from kernel_builder.layers.decorators import (
     use_kernel_func_from_hub,
     use_kernelized_func,
 )
-from kernel_builder.layers.device import CUDAProperties, Device, ROCMProperties
+from kernel_builder.layers.device import CUDAProperties, Device, DeviceType, ROCMProperties
 from kernel_builder.layers.errors import (
     LayerError,
     LayerValidationError,
@@ -48,6 +48,7 @@ __all__ = [
     "LocalFuncRepository",
     "LockedFuncRepository",
     "Device",
+    "DeviceType",
     "CUDAProperties",
     "ROCMProperties",
     "Mode",

@@ -70,9 +70,11 @@ def func_module(func: Callable[..., Any]) -> type[nn.Module]:
 
 
 def use_kernel_forward_from_hub(
-    layer_name: str, *, condition: Condition | None = None
+    layer_name: str, condition: Condition | None = None
 ) -> Callable[[T], T]:
     """Decorator: make a layer class (or a function) replaceable by the kernel ``layer_name``.
+
+    ``condition`` may be given by keyword or, as in PyPI ``kernels``, positionally.
 
     On a function it returns an instance of a module wrapping it (callable like the
     function), visible to ``kernelize`` once attached with ``use_kernelized_func``.
@@ -106,8 +108,9 @@ def use_kernel_func_from_hub(func_name: str) -> Callable[[T], T]:
     return use_kernel_forward_from_hub(func_name)
 
 
-def use_kernelized_func(*funcs: Any) -> Callable[[type], type]:
+def use_kernelized_func(*args: Any) -> Callable[[type], type]:
     """Class decorator: attach decorated functions to each instance so kernelize sees them."""
+    funcs = args
     for fn in funcs:
         if not hasattr(fn, "kernel_layer_name"):
             raise LayerError(

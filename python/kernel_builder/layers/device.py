@@ -11,7 +11,7 @@ import attrs
 
 from kernel_builder.layers.errors import LayerError
 
-__all__ = ["CUDAProperties", "ROCMProperties", "Device", "DEVICE_TYPES"]
+__all__ = ["CUDAProperties", "ROCMProperties", "Device", "DeviceType", "DEVICE_TYPES"]
 
 #: Device types a mapping may name (``mps`` is Apple Metal).
 DEVICE_TYPES = frozenset({"cpu", "cuda", "rocm", "mps", "xpu", "npu", "neuron", "tpu"})
@@ -88,3 +88,19 @@ class Device:
     properties: CUDAProperties | ROCMProperties | None = attrs.field(
         default=None, validator=_check_properties
     )
+
+
+@attrs.frozen
+class DeviceType:
+    """What a selector gets as ``device_type`` when ``torch.device`` cannot name the type.
+
+    ``rocm`` (torch calls a ROCm GPU ``cuda``) and types whose torch plug-in is not
+    loaded (``npu`` without torch_npu, ``tpu``, ``neuron``). Like ``torch.device`` it has
+    ``.type`` and ``.index``, so selectors can test ``device_type.type`` either way.
+    """
+
+    type: str
+    index: int | None = None
+
+    def __str__(self) -> str:
+        return self.type

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from kernel_builder.errors import KernelBuilderError
 from kernel_builder.layers import mapping as _mapping
-from kernel_builder.layers.device import DEVICE_TYPES, Device
+from kernel_builder.layers.device import DEVICE_TYPES, Device, DeviceType
 from kernel_builder.layers.errors import LayerError, LayerValidationError, SelectorError
 from kernel_builder.layers.mode import (
     KernelizeFallback,
@@ -88,17 +88,22 @@ def _resolve_device(model: nn.Module, device: Any) -> Device:
     return Device(type=device.type)
 
 
-def _torch_device(device: Any, resolved: Device) -> Any:
-    """What selectors get as ``device_type``: a ``torch.device`` where torch knows the type."""
+def _selector_device(device: Any, resolved: Device) -> Any:
+    """What selectors get as ``device_type``: its ``.type`` is always the device type kernelized for.
+
+    A ``torch.device`` where torch knows that type, else a ``DeviceType`` (``rocm``, which
+    torch calls ``cuda``, and types whose torch plug-in is not loaded).
+    """
     import torch
 
+    if resolved.type == "rocm":
+        return DeviceType("rocm")
     if isinstance(device, torch.device):
         return device
-    kind = "cuda" if resolved.type == "rocm" else resolved.type
     try:
-        return torch.device(kind)
+        return torch.device(resolved.type)
     except RuntimeError:
-        return resolved.type
+        return DeviceType(resolved.type)
 
 
 class _Kernelizer:
@@ -264,7 +269,7 @@ def kernelize(
     run = _Kernelizer(
         mode=mode,
         device=resolved,
-        torch_device=_torch_device(device, resolved),
+        torch_device=_selector_device(device, resolved),
         fallback=as_fallback(use_fallback),
     )
     seen_funcs: set[int] = set()

@@ -1,9 +1,11 @@
 """Load kernels: ``get_kernel`` and friends (the public loader API).
 
-Semantics follow PyPI ``kernels`` (``runtime.md`` §1–3) so code written for it works
-unchanged, with three additions: the digest in ``metadata.json`` is verified before any
-import, names from the Hub are validated before they touch the disk, and concurrent
-processes loading one kernel download it once (a file lock per variant).
+Names, signatures and semantics follow PyPI ``kernels`` 0.17.2 (``compat.KERNELS_VERSION``)
+so code written for it works unchanged, with three additions: the digest in
+``metadata.json`` is verified before any import, names from the Hub are validated before
+they touch the disk, and concurrent processes loading one kernel download it once (a file
+lock per variant). Before a variant is downloaded or imported, its metadata is checked:
+``python-depends``, ``kernels-minver`` and (``get_kernel``/``has_kernel``) the GPU archs.
 
 ``version=N`` loads branch ``vN``; ``revision=`` a branch, tag or commit; exactly one of
 the two. ``LOCAL_KERNELS`` redirects repos to local paths, ``KERNELS_CACHE`` moves the
@@ -15,15 +17,19 @@ from __future__ import annotations
 
 import logging
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
+from kernel_builder.config.model import KernelDependency
 from kernel_builder.hub.download import HubClient, is_offline, validate_repo_id
-from kernel_builder.loader import cache
+from kernel_builder.loader import cache, compat
 from kernel_builder.loader.deps import validate_python_depends
 from kernel_builder.loader.errors import InvalidRequest, KernelNotFound
-from kernel_builder.loader.fetch import check_choice, choose, install, select_revision
+from kernel_builder.loader.fetch import Target, check_choice, choose, install, select_revision
 from kernel_builder.loader.importer import LoadedKernel, RepoInfo, import_variant, loaded_kernels
+from kernel_builder.loader.kernel_deps import get_kernel_dep, load_dependencies
 from kernel_builder.loader.local import local_overrides, local_variant_dir
 from kernel_builder.loader.lockfile import LOCKFILE, Lock, find_lock, parse_lockfile, read_lockfile
 from kernel_builder.metadata import Metadata
@@ -33,6 +39,8 @@ from kernel_builder.variants.system import System, detect_system, select_backend
 __all__ = [
     "get_kernel",
     "get_local_kernel",
+    "get_locked_kernel",
+    "get_kernel_dep",
     "has_kernel",
     "install_kernel",
     "load_kernel",
@@ -44,6 +52,9 @@ __all__ = [
 
 log = logging.getLogger("kernel_builder.loader")
 
+#: A load check: ``check(metadata, variant name)`` raises when the variant must not be loaded.
+Check = Callable[[Metadata, str], None]
+
 
 def _systems(backend: str | None, system: System | None) -> tuple[System, System]:
     """(detected system, system with the requested backend applied)."""
@@ -52,12 +63,11 @@ def _systems(backend: str | None, system: System | None) -> tuple[System, System
 
 
 def _check_trust(repo_id: str, trust_remote_code: bool | list[str], offline: bool, client: HubClient | None) -> None:
+    """``True`` trusts every repo; a list trusts the repos it names, besides trusted publishers'."""
     if trust_remote_code is True:
         return
-    if isinstance(trust_remote_code, list):
-        if repo_id in trust_remote_code:
-            return
-        warnings.warn("trust_remote_code as a list only allows the listed repos", UserWarning, stacklevel=3)
+    if isinstance(trust_remote_code, list) and repo_id in trust_remote_code:
+        return
     if offline:
         warnings.warn(
             f"Skipping the publisher trust check for '{repo_id}': the Hub is in offline mode", UserWarning, stacklevel=3
@@ -72,6 +82,26 @@ def _check_trust(repo_id: str, trust_remote_code: bool | list[str], offline: boo
         )
 
 
+def _checks(detected: System, *, check_arch: bool, dependencies: bool = True) -> Check:
+    """What a load checks in a variant's metadata before downloading and importing it."""
+
+    def check(metadata: Metadata, variant: str) -> None:
+        if dependencies:
+            validate_python_depends(metadata, detected.backend.name.value)
+        compat.check_minver(metadata, variant)
+        if check_arch:
+            compat.check_arch(metadata, variant)
+
+    return check
+
+
+def _fetch(target: Target, chosen: System, check: Check, **options: Any) -> tuple[Path, Metadata]:
+    """``install`` with ``check`` before the bulk download, and again for a cached variant."""
+    variant_dir, metadata = install(target, chosen, before_download=check, **options)
+    check(metadata, variant_dir.name)
+    return variant_dir, metadata
+
+
 def get_kernel(
     repo_id: str,
     *,
@@ -80,18 +110,34 @@ def get_kernel(
     backend: str | None = None,
     user_agent: str | dict[str, str] | None = None,
     trust_remote_code: bool | list[str] = False,
+    check_arch: bool = True,
     verify_digest: bool | None = None,
     system: System | None = None,
 ) -> ModuleType:
     """Download (if needed), verify and import the best variant of ``repo_id`` for this machine.
 
+    ``check_arch=False`` loads a variant whose ``backend.archs`` leave out the current GPU
+    (for kernels that support more than they declare, e.g. with a Triton fallback).
+
     Example::
 
         relu = get_kernel("kernels-community/relu", version=1)
     """
+
+    def load_dep(dep: KernelDependency) -> ModuleType:
+        return get_kernel(
+            dep.repo_id, revision=dep.revision, version=dep.version, backend=backend, user_agent=user_agent,
+            trust_remote_code=trust_remote_code, check_arch=check_arch, verify_digest=verify_digest, system=system,
+        )
+
     override = local_overrides().get(repo_id)
     if override is not None:
-        return get_local_kernel(override, verify_digest=verify_digest, system=system)
+        # No trust check, as in the reference, and no version needed (the reference 0.17.2
+        # still asks for one it then ignores); the load checks apply.
+        return _import_local(
+            override, repo_id, None, _checks(_systems(None, system)[0], check_arch=check_arch), load_dep,
+            verify_digest=verify_digest, system=system,
+        )
     validate_repo_id(repo_id)
     check_choice(revision, version)  # before any request (the reference asks the Hub first)
     detected, chosen = _systems(backend, system)
@@ -99,33 +145,61 @@ def get_kernel(
     client = None if offline else HubClient(user_agent=user_agent)
     _check_trust(repo_id, trust_remote_code, offline, client)
     target = select_revision(repo_id, revision=revision, version=version, offline=offline, client=client)
-
-    def check_deps(metadata: Metadata) -> None:
-        validate_python_depends(metadata, detected.backend.name.value)
-
-    variant_dir, metadata = install(
-        target, chosen, offline=offline, client=client, verify_digest=verify_digest, before_download=check_deps
+    variant_dir, metadata = _fetch(
+        target, chosen, _checks(detected, check_arch=check_arch), offline=offline, client=client, verify_digest=verify_digest
     )
-    check_deps(metadata)
+    deps = load_dependencies(repo_id, metadata, load_dep)
     label = target.commit if version is not None else target.label
     return import_variant(
-        variant_dir, repo_info=RepoInfo(repo_id, label), verify_digest=verify_digest, metadata=metadata
+        variant_dir, repo_info=RepoInfo(repo_id, label), verify_digest=verify_digest, metadata=metadata, deps=deps
     )
+
+
+def _import_local(
+    path: str | Path,
+    name: str,
+    backend: str | None,
+    check: Check,
+    load_dep: Callable[[KernelDependency], ModuleType],
+    *,
+    verify_digest: bool | None,
+    system: System | None,
+) -> ModuleType:
+    """Check and import the best variant of a local tree (its dependencies loaded first)."""
+    _, chosen = _systems(backend, system)
+    variant_dir, _ = local_variant_dir(Path(path), chosen)
+    metadata = Metadata.read(variant_dir / "metadata.json")
+    check(metadata, variant_dir.name)
+    deps = load_dependencies(name, metadata, load_dep)
+    return import_variant(variant_dir, verify_digest=verify_digest, metadata=metadata, deps=deps)
 
 
 def get_local_kernel(
-    path: str | Path,
+    repo_path: str | Path,
     *,
     backend: str | None = None,
+    trust_remote_code: bool | list[str] = False,
+    user_agent: str | dict[str, str] | None = None,
     verify_digest: bool | None = None,
     system: System | None = None,
 ) -> ModuleType:
-    """Import a kernel from a repo root, its ``build/`` directory or a variant directory."""
-    detected, chosen = _systems(backend, system)
-    variant_dir, _ = local_variant_dir(Path(path), chosen)
-    metadata = Metadata.read(variant_dir / "metadata.json")
-    validate_python_depends(metadata, detected.backend.name.value)
-    return import_variant(variant_dir, verify_digest=verify_digest, metadata=metadata)
+    """Import a kernel from a repo root, its ``build/`` directory or a variant directory.
+
+    ``trust_remote_code`` and ``user_agent`` apply to the kernel's ``kernel-depends``,
+    which are loaded with ``get_kernel`` (the Hub, or ``LOCAL_KERNELS``).
+    """
+
+    def load_dep(dep: KernelDependency) -> ModuleType:
+        return get_kernel(
+            dep.repo_id, revision=dep.revision, version=dep.version, backend=backend, user_agent=user_agent,
+            trust_remote_code=trust_remote_code, check_arch=False, verify_digest=verify_digest, system=system,
+        )
+
+    detected, _ = _systems(backend, system)
+    return _import_local(
+        repo_path, str(repo_path), backend, _checks(detected, check_arch=False), load_dep,
+        verify_digest=verify_digest, system=system,
+    )
 
 
 def install_kernel(
@@ -136,51 +210,81 @@ def install_kernel(
     backend: str | None = None,
     local_files_only: bool = False,
     user_agent: str | dict[str, str] | None = None,
+    trust_remote_code: bool | list[str] = False,
     validate_dependencies: bool = False,
     verify_digest: bool | None = None,
     system: System | None = None,
 ) -> Path:
-    """Download the best variant into the cache (no import); returns the variant directory."""
+    """Download the best variant into the cache (no import); returns the variant directory.
+
+    ``validate_dependencies=True`` also checks ``python-depends`` before downloading.
+    """
     detected, chosen = _systems(backend, system)
     offline = local_files_only or is_offline()
     client = None if offline else HubClient(user_agent=user_agent)
+    _check_trust(repo_id, trust_remote_code, offline, client)
     target = select_revision(repo_id, revision=revision, version=version, offline=offline, client=client)
-
-    def check_deps(metadata: Metadata) -> None:
-        if validate_dependencies:
-            validate_python_depends(metadata, detected.backend.name.value)
-
-    variant_dir, metadata = install(
-        target, chosen, offline=offline, client=client, verify_digest=verify_digest, before_download=check_deps
-    )
-    check_deps(metadata)
+    check = _checks(detected, check_arch=False, dependencies=validate_dependencies)
+    variant_dir, _ = _fetch(target, chosen, check, offline=offline, client=client, verify_digest=verify_digest)
     return variant_dir
 
 
 def has_kernel(
     repo_id: str,
+    *,
     revision: str | None = None,
     version: int | None = None,
     backend: str | None = None,
-    *,
+    trust_remote_code: bool | list[str] = False,
+    check_arch: bool = True,
     system: System | None = None,
 ) -> bool:
-    """Whether ``repo_id`` has a variant this machine can load (no download)."""
+    """Whether ``repo_id`` has a variant this machine can load.
+
+    Nothing is downloaded, except the chosen variant's metadata.json when its declared GPU
+    archs must be checked against the current device (``check_arch``, on a CUDA or ROCm GPU).
+    """
     check_choice(revision, version)
     _, chosen = _systems(backend, system)
+    override = local_overrides().get(repo_id)
+    if override is not None:
+        try:
+            variant_dir, _ = local_variant_dir(override, chosen)
+        except KernelNotFound:
+            return False
+        return not check_arch or _arch_ok(variant_dir / "metadata.json", variant_dir.name)
     offline = is_offline()
     client = None if offline else HubClient()
+    _check_trust(repo_id, trust_remote_code, offline, client)
     target = select_revision(repo_id, revision=revision, version=version, offline=offline, client=client)
     try:
         variant, _ = choose(target, chosen, offline=offline, client=client)
     except KernelNotFound:
         return False
     path = f"build/{variant}/metadata.json"
+    root = cache.cache_root()
     if offline:
-        root = cache.cache_root()
-        return (cache.snapshot_dir(root, repo_id, target.commit) / path).is_file()
-    assert client is not None
-    return client.file_exists(repo_id, path, target.commit)
+        local = cache.snapshot_dir(root, repo_id, target.commit) / path
+        if not local.is_file():
+            return False
+    else:
+        assert client is not None
+        if not client.file_exists(repo_id, path, target.commit):
+            return False
+    if not check_arch or compat.current_device_arch(chosen.backend.name.value) is None:
+        return True
+    if not offline:
+        assert client is not None
+        local = client.download_file(repo_id, path, target.commit, root)
+    return _arch_ok(local, variant)
+
+
+def _arch_ok(metadata_path: Path, variant: str) -> bool:
+    try:
+        compat.check_arch(Metadata.read(metadata_path), variant)
+    except compat.IncompatibleDevice:
+        return False
+    return True
 
 
 def get_kernel_variants(
@@ -205,30 +309,79 @@ def get_kernel_variants(
 def load_kernel(
     repo_id: str,
     *,
-    lockfile: str | Path | None = None,
+    lockfile: str | Path | None,
     backend: str | None = None,
     verify_digest: bool | None = None,
     system: System | None = None,
 ) -> ModuleType:
     """Import a locked, already downloaded kernel; never touches the network.
 
-    ``lockfile=None`` reads ``kernels.lock`` from the calling package's distribution metadata.
+    ``lockfile=None`` reads ``kernels.lock`` from the calling package's distribution
+    metadata. The kernel's ``kernel-depends`` must be locked (and downloaded) too.
     """
-    from kernel_builder.loader.fetch import Target
-
     validate_repo_id(repo_id)
     locks = read_lockfile(Path(lockfile)) if lockfile is not None else _caller_locks()
+    return _load_locked(repo_id, locks, backend, offline=True, trust_remote_code=False, user_agent=None,
+                        verify_digest=verify_digest, system=system)
+
+
+def get_locked_kernel(
+    repo_id: str,
+    *,
+    lockfile: str | Path | None,
+    trust_remote_code: bool | list[str] = False,
+    user_agent: str | dict[str, str] | None = None,
+    verify_digest: bool | None = None,
+    system: System | None = None,
+) -> ModuleType:
+    """Import the commit of ``repo_id`` pinned in a lock file, downloading it if needed.
+
+    Like ``load_kernel``, but online unless ``HF_HUB_OFFLINE=1``; ``lockfile=None`` reads
+    ``kernels.lock`` from the calling package's distribution metadata.
+    """
+    validate_repo_id(repo_id)
+    locks = read_lockfile(Path(lockfile)) if lockfile is not None else _caller_locks()
+    return _load_locked(repo_id, locks, None, offline=is_offline(), trust_remote_code=trust_remote_code,
+                        user_agent=user_agent, verify_digest=verify_digest, system=system)
+
+
+def _load_locked(
+    repo_id: str,
+    locks: list[Lock],
+    backend: str | None,
+    *,
+    offline: bool,
+    trust_remote_code: bool | list[str],
+    user_agent: str | dict[str, str] | None,
+    verify_digest: bool | None,
+    system: System | None,
+) -> ModuleType:
+    """Fetch (or find, offline) and import the locked commit of ``repo_id`` and of its dependencies."""
     lock = find_lock(locks, repo_id)
-    _, chosen = _systems(backend, system)
+    detected, chosen = _systems(backend, system)
+    client = None if offline else HubClient(user_agent=user_agent)
+    if not offline:
+        _check_trust(repo_id, trust_remote_code, offline, client)
     target = Target(repo_id, lock.commit, lock.commit)
     try:
-        variant_dir, metadata = install(target, chosen, offline=True, client=None, verify_digest=verify_digest)
+        variant_dir, metadata = _fetch(
+            target, chosen, _checks(detected, check_arch=False),
+            offline=offline, client=client, verify_digest=verify_digest,
+        )
     except KernelNotFound as exc:
+        if not offline:
+            raise
         raise KernelNotFound(
             f"Locked kernel {repo_id} (commit {lock.commit}) was not downloaded or has no variant for this system:\n{exc.message}",
             hint="run `kernel-builder download PROJECT` first",
         ) from exc
-    return import_variant(variant_dir, verify_digest=verify_digest, metadata=metadata)
+
+    def load_dep(dep: KernelDependency) -> ModuleType:
+        return _load_locked(dep.repo_id, locks, backend, offline=offline, trust_remote_code=trust_remote_code,
+                            user_agent=user_agent, verify_digest=verify_digest, system=system)
+
+    deps = load_dependencies(repo_id, metadata, load_dep)
+    return import_variant(variant_dir, verify_digest=verify_digest, metadata=metadata, deps=deps)
 
 
 def _caller_locks() -> list[Lock]:

@@ -138,12 +138,12 @@ def install(
     offline: bool,
     client: HubClient | None,
     verify_digest: bool | None = None,
-    before_download: Callable[[Metadata], None] | None = None,
+    before_download: Callable[[Metadata, str], None] | None = None,
 ) -> tuple[Path, Metadata]:
     """The verified variant directory for ``system`` (downloading it when online and missing).
 
-    ``before_download(metadata)`` runs after metadata.json arrived and before the bulk
-    download (dependency checks go there, so a kernel that cannot load is not fetched).
+    ``before_download(metadata, variant)`` runs after metadata.json arrived and before the
+    bulk download (the load checks go there, so a kernel that cannot load is not fetched).
     """
     root = cache.cache_root()
     variant, resolution = choose(target, system, offline=offline, client=client)
@@ -168,7 +168,7 @@ def install(
         meta_path = client.download_file(target.repo_id, f"build/{variant}/metadata.json", target.commit, root)
         metadata = Metadata.read(meta_path)
         if before_download is not None:
-            before_download(metadata)
+            before_download(metadata, variant)
         snapshot = client.download_variants(target.repo_id, target.commit, [variant], root)
         variant_dir = snapshot / "build" / variant
         if not variant_dir.is_dir():

@@ -13,12 +13,14 @@ import os
 import sys
 import threading
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 
 import attrs
 
 from kernel_builder.loader.errors import KernelNotFound
+from kernel_builder.loader.kernel_deps import providing
 from kernel_builder.loader.verify import verify_variant
 from kernel_builder.metadata import Metadata
 
@@ -91,8 +93,13 @@ def import_variant(
     repo_info: RepoInfo | None = None,
     verify_digest: bool | None = None,
     metadata: Metadata | None = None,
+    deps: Mapping[str, ModuleType] | None = None,
 ) -> ModuleType:
-    """Verify and import ``variant_dir`` (once per process; later calls return the module)."""
+    """Verify and import ``variant_dir`` (once per process; later calls return the module).
+
+    ``deps`` are the loaded ``kernel-depends`` modules, which ``get_kernel_dep`` returns
+    while the kernel is imported.
+    """
     key = _key(variant_dir)
     with _lock:
         hit = _registry.get(key)
@@ -109,7 +116,8 @@ def import_variant(
         module = importlib.util.module_from_spec(spec)
         sys.modules[metadata.id] = module
         try:
-            spec.loader.exec_module(module)
+            with providing(deps or {}):
+                spec.loader.exec_module(module)
         except BaseException as exc:
             sys.modules.pop(metadata.id, None)
             origin = f" ({repo_info.repo_id}, revision {repo_info.revision})" if repo_info else ""

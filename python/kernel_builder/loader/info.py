@@ -24,7 +24,7 @@ from kernel_builder.variants.system import System
 
 __all__ = ["KernelInfo", "kernel_info", "local_kernel_info", "hub_kernel_info", "version_traces", "INFO_KEYS"]
 
-INFO_KEYS = ("name", "version", "license", "upstream", "source", "python_depends", "backends")
+INFO_KEYS = ("name", "version", "kernels_minver", "license", "upstream", "source", "python_depends", "backends")
 
 
 @attrs.frozen
@@ -44,6 +44,7 @@ class KernelInfo:
             **head,
             "name": m.name if m else None,
             "version": m.version if m else None,
+            "kernels_minver": m.kernels_minver if m else None,
             "license": m.license if m else None,
             "upstream": m.upstream if m else None,
             "source": m.source if m else None,
