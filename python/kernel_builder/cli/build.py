@@ -94,11 +94,10 @@ def select_variants(
 def _hash_variants(variant_dirs: Sequence[Path]) -> None:
     """`kernel-builder hash` for the variants this run copied (others under build/ are left alone)."""
     from kernel_builder.digest import compute_digest
-    from kernel_builder.metadata import Metadata
+    from kernel_builder.metadata import write_digest
 
     for variant in variant_dirs:
-        path = variant / "metadata.json"
-        Metadata.read(path).with_digest(compute_digest(variant)).write(path)
+        write_digest(variant / "metadata.json", compute_digest(variant))
 
 
 def _tree_size(path: Path) -> int:
