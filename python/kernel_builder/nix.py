@@ -16,6 +16,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -26,10 +27,17 @@ __all__ = [
     "BuildReport",
     "NixOptions",
     "build",
+    "cache_path_info",
     "clean_stderr",
+    "copy_to_cache",
+    "derivations",
     "dry_run",
     "empty_registry",
     "eval_json",
+    "generate_cache_key",
+    "input_closure",
+    "invalid_paths",
+    "untrusted_paths",
     "nix_argv",
     "nix_env",
     "nix_executable",
@@ -48,21 +56,34 @@ def empty_registry() -> Path:
     return path
 
 
-def nix_env(base: dict[str, str] | None = None, *, sandbox: bool = False) -> dict[str, str]:
+def nix_env(
+    base: dict[str, str] | None = None,
+    *,
+    sandbox: bool = False,
+    substituters: Sequence[str] = (),
+    trusted_keys: Sequence[str] = (),
+) -> dict[str, str]:
     """The environment for a nix subprocess: offline-safe settings in ``NIX_CONFIG``.
 
     ``sandbox`` is on for pinned (hermetic) builds; the host toolchain needs it off,
     because its builds read this machine's compilers and Python environments.
+    ``substituters`` are the binary caches the caller asked for (none by default, so
+    nothing is fetched from the network), trusted only through ``trusted_keys``; a path
+    missing from a cache is asked for again next time (no negative narinfo caching), since
+    a cache may be pushed to between two builds.
     """
     env = dict(os.environ if base is None else base)
     settings = [
         "experimental-features = nix-command flakes",
         "build-users-group =",
-        "substituters =",
+        f"substituters = {' '.join(substituters)}".rstrip(),
         f"sandbox = {'true' if sandbox else 'false'}",
         f"flake-registry = {empty_registry()}",
         "warn-dirty = false",
+        "narinfo-cache-negative-ttl = 0",
     ]
+    if substituters:
+        settings += [f"trusted-public-keys = {' '.join(trusted_keys)}".rstrip(), "require-sigs = true"]
     extra = env.get("NIX_CONFIG", "").strip()
     env["NIX_CONFIG"] = "\n".join(settings + ([extra] if extra else [])) + "\n"
     return env
@@ -83,13 +104,21 @@ def nix_executable() -> str:
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 _FAILED = re.compile(r"builder for '(/nix/store/[^']+\.drv)' failed")
+# A remote builder Nix could not use (it then tries another machine, or builds locally).
+_CANNOT_BUILD_ON = re.compile(r"^cannot build on '([^']+)': (?:error: )?(.*)", re.S)
+_UNTRUSTED = re.compile(r"the substitute for '(/nix/store/[^']+)' from '([^']+)' is not signed by any of the keys")
 _ACT_BUILD = 105
+_ACT_SUBSTITUTE = 108
 _RES_BUILD_LOG_LINE = 101
 
 
 @attrs.frozen
 class NixOptions:
-    """The flags every build passes explicitly (nix's own defaults here are -j 1)."""
+    """The flags every build passes explicitly (nix's own defaults here are -j 1).
+
+    ``builders`` is Nix's ``--builders`` value (remote machines); ``substituters`` and
+    ``trusted_keys`` name binary caches and the public keys their paths must be signed with.
+    """
 
     max_jobs: int = 1
     cores: int = 1
@@ -97,6 +126,8 @@ class NixOptions:
     builders: str | None = None
     keep_going: bool = True
     sandbox: bool = False
+    substituters: tuple[str, ...] = ()
+    trusted_keys: tuple[str, ...] = ()
 
     def argv(self) -> list[str]:
         args = ["--max-jobs", str(self.max_jobs), "--cores", str(self.cores)]
@@ -108,14 +139,26 @@ class NixOptions:
             args.append("--keep-going")
         return args
 
+    def env(self) -> dict[str, str]:
+        return nix_env(sandbox=self.sandbox, substituters=self.substituters, trusted_keys=self.trusted_keys)
+
 
 @attrs.frozen
 class BuildEvent:
-    """One thing nix reported: ``start``/``stop`` of a derivation build, a ``log`` line, an ``error``."""
+    """One thing nix reported.
+
+    ``start``/``stop`` of a derivation build (``machine``: the remote builder's URI, empty
+    when built here), a ``log`` line, a ``substitute`` (``path`` fetched from the cache
+    ``machine``), a ``builder-error`` (``machine`` could not be used, ``text`` says why),
+    an ``untrusted`` substitute (``path`` in cache ``machine`` lacks a trusted signature),
+    an ``error``.
+    """
 
     kind: str
     drv: str | None = None
     text: str = ""
+    machine: str = ""
+    path: str | None = None
 
 
 @attrs.frozen
@@ -127,22 +170,34 @@ class BuildReport:
     logs: dict[str, list[str]]  # drv path -> log lines seen
     errors: tuple[str, ...]  # nix's error messages
     argv: tuple[str, ...]
+    machines: dict[str, str] = attrs.field(factory=dict)  # drv path -> builder URI ("" = this machine)
+    substituted: dict[str, str] = attrs.field(factory=dict)  # out path -> cache URI
+    builder_errors: tuple[tuple[str, str], ...] = ()  # (builder URI, why it could not be used)
+    untrusted: tuple[tuple[str, str], ...] = ()  # (store path, cache URI) refused for its signature
 
 
 def nix_argv(*args: str) -> list[str]:
     return [nix_executable(), *args]
 
 
-def run_nix(args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None) -> subprocess.CompletedProcess[str]:
-    """Run nix, capture output; ``NixError`` with the command and stderr tail on failure."""
-    argv = nix_argv(*args)
+def run_nix(
+    args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, program: str = "nix", hint: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run nix (or ``nix-store``), capture output; ``NixError`` with the command and stderr tail on failure."""
+    argv = nix_argv(*args) if program == "nix" else [_sibling(program), *args]
     done = subprocess.run(argv, cwd=cwd, env=nix_env(), capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise NixError(
             f"`{' '.join(argv)}` failed (exit {done.returncode}):\n{_tail(clean_stderr(done.stderr), 40)}",
-            hint="rerun the command above to see the whole output",
+            hint=hint or "rerun the command above to see the whole output",
         )
     return done
+
+
+def _sibling(program: str) -> str:
+    """``nix-store`` and friends next to the nix binary in use."""
+    found = Path(nix_executable()).with_name(program)
+    return str(found) if found.exists() else program
 
 
 def eval_json(installable: str, *, flake_args: Sequence[str] = (), cwd: str | None = None) -> object:
@@ -179,13 +234,26 @@ def parse_log_line(line: str) -> BuildEvent | None:
         return None
     action = data.get("action")
     if action == "start" and data.get("type") == _ACT_BUILD:
-        return BuildEvent("start", drv=str(data["fields"][0]), text=str(data["id"]))
+        fields = data.get("fields") or [""]
+        machine = str(fields[1]) if len(fields) > 1 else ""
+        return BuildEvent("start", drv=str(fields[0]), text=str(data["id"]), machine=machine)
+    if action == "start" and data.get("type") == _ACT_SUBSTITUTE:
+        fields = data.get("fields") or ["", ""]
+        return BuildEvent("substitute", path=str(fields[0]), machine=str(fields[1]) if len(fields) > 1 else "")
     if action == "stop":
         return BuildEvent("stop", text=str(data["id"]))
     if action == "result" and data.get("type") == _RES_BUILD_LOG_LINE:
         return BuildEvent("log", text=_ANSI.sub("", str(data["fields"][0])), drv=str(data["id"]))
-    if action == "msg" and data.get("level", 9) <= 0:
-        return BuildEvent("error", text=_ANSI.sub("", str(data.get("msg", ""))))
+    if action == "msg":
+        text = _ANSI.sub("", str(data.get("msg", "")))
+        builder = _CANNOT_BUILD_ON.match(text)
+        if builder:
+            return BuildEvent("builder-error", machine=builder.group(1), text=builder.group(2).strip())
+        untrusted = _UNTRUSTED.search(text)
+        if untrusted:
+            return BuildEvent("untrusted", path=untrusted.group(1), machine=untrusted.group(2), text=text)
+        if data.get("level", 9) <= 0:
+            return BuildEvent("error", text=text)
     return None
 
 
@@ -205,14 +273,16 @@ def build(
     """
     link = ["--out-link", out_link] if out_link else ["--no-link"]
     argv = nix_argv("build", "--json", "--log-format", "internal-json", *options.argv(), *link, *flake_args, *installables)
-    proc = subprocess.Popen(
-        argv, cwd=cwd, env=nix_env(sandbox=options.sandbox), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    proc = subprocess.Popen(argv, cwd=cwd, env=options.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ids: dict[str, str] = {}
     logs: dict[str, list[str]] = {}
     failed: list[str] = []
     built: list[str] = []
     errors: list[str] = []
+    machines: dict[str, str] = {}
+    substituted: dict[str, str] = {}
+    builder_errors: list[tuple[str, str]] = []
+    untrusted: list[tuple[str, str]] = []
 
     def pump() -> None:
         assert proc.stderr is not None
@@ -223,12 +293,19 @@ def build(
             if event.kind == "start":
                 ids[event.text] = event.drv or ""
                 built.append(event.drv or "")
+                machines[event.drv or ""] = event.machine
                 logs.setdefault(event.drv or "", [])
+            elif event.kind == "substitute":
+                substituted[event.path or ""] = event.machine
+            elif event.kind == "builder-error":
+                builder_errors.append((event.machine, event.text))
+            elif event.kind == "untrusted":
+                untrusted.append((event.path or "", event.machine))
             elif event.kind == "stop":
                 drv = ids.pop(event.text, None)
                 if drv is None:
                     continue
-                event = BuildEvent("stop", drv=drv)
+                event = BuildEvent("stop", drv=drv, machine=machines.get(drv, ""))
             elif event.kind == "log":
                 drv = ids.get(event.drv or "")
                 if drv is None:
@@ -254,7 +331,10 @@ def build(
     if proc.returncode == 0 and stdout.strip():
         for item in json.loads(stdout):
             outputs[item["drvPath"]] = item["outputs"]["out"]
-    return BuildReport(proc.returncode, outputs, tuple(failed), tuple(built), logs, tuple(errors), tuple(argv))
+    return BuildReport(
+        proc.returncode, outputs, tuple(failed), tuple(built), logs, tuple(errors), tuple(argv),
+        machines, substituted, tuple(builder_errors), tuple(untrusted),
+    )
 
 
 _WILL_BUILD = re.compile(r"derivations? will be built:\n((?:  /nix/store/\S+\n?)+)")
@@ -266,3 +346,76 @@ def dry_run(installables: Sequence[str], *, flake_args: Sequence[str] = (), cwd:
     match = _WILL_BUILD.search(done.stderr)
     return sorted(line.strip() for line in match.group(1).splitlines()) if match else []
 
+
+
+# -- binary caches ----------------------------------------------------------------------
+
+
+def generate_cache_key(name: str, secret: Path, public: Path) -> None:
+    """``nix-store --generate-binary-cache-key``: an ed25519 pair, the public half is ``NAME:base64``."""
+    run_nix(["--generate-binary-cache-key", name, str(secret), str(public)], program="nix-store")
+
+
+def derivations(installables: Sequence[str], *, flake_args: Sequence[str] = (), cwd: str | None = None) -> dict[str, Any]:
+    """``nix show-derivation`` of the installables: drv path -> its JSON (outputs, inputs, env)."""
+    done = run_nix(["show-derivation", *flake_args, *installables], cwd=cwd)
+    data = json.loads(done.stdout)
+    assert isinstance(data, dict)
+    return data
+
+
+def input_closure(drvs: dict[str, Any]) -> list[str]:
+    """Everything a store needs to build these derivations without building anything else:
+    the closure of their input sources and of their input derivations' outputs (the
+    toolchain). It is what Nix copies to a remote builder; the fetched artifacts the
+    toolchain was made from are not part of it."""
+    roots = sorted({src for d in drvs.values() for src in d.get("inputSrcs", [])})
+    inputs = sorted({drv for d in drvs.values() for drv in d.get("inputDrvs", {})})
+    if inputs:
+        roots += run_nix(["-q", "--outputs", *inputs], program="nix-store").stdout.split()
+    if not roots:
+        return []
+    return sorted(set(run_nix(["-qR", *roots], program="nix-store").stdout.split()))
+
+
+def copy_to_cache(url: str, paths: Sequence[str], secret_key: Path) -> subprocess.CompletedProcess[str]:
+    """``nix copy`` the paths (with their closures) to a binary cache, signing each with the key."""
+    sep = "&" if "?" in url else "?"
+    target = f"{url}{sep}secret-key={secret_key}"
+    if url.startswith("file://") and "compression=" not in url:
+        target += "&compression=zstd"
+    return run_nix(
+        ["copy", "--to", target, *paths],
+        hint="check the cache URL (file:///DIR, s3://BUCKET?region=..., ssh://HOST) and that the secret key file is readable",
+    )
+
+
+def cache_path_info(url: str, paths: Sequence[str]) -> dict[str, list[str]]:
+    """Which of the paths the cache has, with the names of the keys they are signed with:
+    ``{path: [key name, ...]}`` (an unsigned path maps to ``[]``; missing ones are absent)."""
+    if not paths:
+        return {}
+    done = run_nix(["path-info", "--json", "--store", url, *paths],
+                   hint="check the cache URL; a file:// cache is a directory `cache push` wrote")
+    found: dict[str, list[str]] = {}
+    for item in json.loads(done.stdout):
+        if item.get("valid", True):
+            found[item["path"]] = sorted({sig.split(":", 1)[0] for sig in item.get("signatures", [])})
+    return found
+
+
+def untrusted_paths(url: str, paths: Sequence[str], trusted_keys: Sequence[str]) -> list[str]:
+    """The paths (all in the cache) that carry no valid signature by any of ``trusted_keys``."""
+    if not paths:
+        return []
+    argv = nix_argv("store", "verify", "--no-contents", "--store", url,
+                    "--option", "trusted-public-keys", " ".join(trusted_keys), *paths)
+    done = subprocess.run(argv, env=nix_env(), capture_output=True, text=True, check=False)
+    return sorted(set(re.findall(r"path '(/nix/store/[^']+)' is untrusted", _ANSI.sub("", done.stderr))))
+
+
+def invalid_paths(paths: Sequence[str]) -> list[str]:
+    """The paths this store does not hold (``nix-store --check-validity --print-invalid``)."""
+    if not paths:
+        return []
+    return run_nix(["--check-validity", "--print-invalid", *paths], program="nix-store").stdout.split()

@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "hash": ("kernel_builder.cli.hash", "hash_cmd", "Write digests into every variant's metadata.json."),
     "check": ("kernel_builder.cli.check", "check", "Check a built tree: layout, metadata, digests, ABI."),
     "build": ("kernel_builder.cli.build", "build", "Build variants with Nix (or --local) into DIR/build."),
+    "cache": ("kernel_builder.cli.cache", "cache", "Sign and push built variants to a Nix binary cache."),
     "init": ("kernel_builder.cli.init", "init", "Scaffold a new kernel project."),
     "toolchain": ("kernel_builder.cli.toolchain", "toolchain", "Discover or set up the host toolchains Nix builds with."),
     "upload": ("kernel_builder.cli.upload", "upload", "Publish built variants to the Hugging Face Hub."),

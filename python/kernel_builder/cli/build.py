@@ -36,7 +36,8 @@ class VariantRow:
     """One selected variant and what happened to it."""
 
     name: str
-    status: str = "queued"  # queued | building | built | cached | failed
+    status: str = "queued"  # queued | building | built | fetching | fetched | cached | failed
+    where: str | None = None  # "local", the remote builder's URI, or the cache URL it was fetched from
     started: float | None = None
     seconds: float | None = None
     size: int | None = None
@@ -145,7 +146,7 @@ class _Progress:
         now = time.monotonic()
         for row in self.rows.values():
             elapsed = f"{now - row.started:5.0f}s" if row.status == "building" and row.started else ""
-            table.add_row(row.name, row.status, elapsed)
+            table.add_row(row.name, row.status, row.where or "", elapsed)
         return table
 
     def __enter__(self) -> _Progress:
@@ -172,13 +173,13 @@ def _summary_table(rows: Sequence[VariantRow]) -> Any:
     from rich.table import Table
 
     table = Table(title="kernel-builder build")
-    for column in ("variant", "status", "time", "size"):
+    for column in ("variant", "status", "where", "time", "size"):
         table.add_column(column, justify="right" if column in ("time", "size") else "left")
     for row in rows:
         seconds = f"{row.seconds:.1f}s" if row.seconds is not None else "-"
         size = f"{row.size / 1e6:.2f} MB" if row.size is not None else "-"
-        style = {"failed": "red", "built": "green"}.get(row.status)
-        table.add_row(row.name, row.status, seconds, size, style=style)
+        style = {"failed": "red", "built": "green", "fetched": "cyan"}.get(row.status)
+        table.add_row(row.name, row.status, row.where or "-", seconds, size, style=style)
     return table
 
 
@@ -233,7 +234,30 @@ def _prepare(
     "Python environments as recorded by `toolchain discover`, sandbox off (for build sets that are not pinned).",
 )
 @click.option("--python", "extra_pythons", multiple=True, metavar="PATH", help="With --toolchain host: also use this toolchain Python (rediscovers toolchains).")
-@click.option("--builders", metavar="SPEC", help="Nix remote builders (passed to nix as --builders), e.g. 'ssh://host x86_64-linux'.")
+@click.option(
+    "--builders",
+    metavar="SPEC",
+    help="Nix remote builders, passed to nix as --builders: 'URI SYSTEM SSH-KEY MAX-JOBS ...' per machine, "
+    "';'-separated, or '@FILE' in /etc/nix/machines syntax. SSH options (port, identity) come from "
+    "NIX_SSHOPTS. With -j 0 every variant is built remotely; otherwise Nix falls back to this machine "
+    "when no builder can take it. See docs/scale-out.md.",
+)
+@click.option(
+    "--cache",
+    "caches",
+    multiple=True,
+    metavar="URL",
+    help="A binary cache to substitute variants (and toolchains) from, as a Nix store URL: file:///DIR "
+    "(or a directory), https://HOST, s3://BUCKET?region=R (repeatable). Needs --trusted-key.",
+)
+@click.option(
+    "--trusted-key",
+    "trusted_keys",
+    multiple=True,
+    metavar="KEY",
+    help="A public key (NAME.pub file, or NAME:base64) whose signatures are trusted on --cache paths "
+    "(repeatable). A cached variant without such a signature is refused.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--print-nix-args", is_flag=True, help="Record the toolchain, print the nix arguments that select this builder and toolchain (for plain `nix run/build/develop`), and exit.")
 def build(
@@ -250,6 +274,8 @@ def build(
     as_json: bool,
     print_nix_args: bool,
     toolchain: str,
+    caches: tuple[str, ...],
+    trusted_keys: tuple[str, ...],
 ) -> None:
     """Build the variants of the kernel in DIRECTORY (default: .) into DIRECTORY/build.
 
@@ -263,6 +289,9 @@ def build(
       kernel-builder build examples/relu --backend cpu -j 2
       kernel-builder build examples/relu --variant torch213-cxx11-cpu-x86_64-linux -L
       kernel-builder build . --builders 'ssh://builder x86_64-linux - 8'
+      NIX_SSHOPTS='-p 2222 -i ~/.ssh/id_builder' kernel-builder build . -j 0 \
+          --builders 'ssh://root@builder x86_64-linux /root/.ssh/id_builder 4'
+      kernel-builder build . --cache file:///srv/kernel-cache --trusted-key keys/team-cache-1.pub
       kernel-builder build . --local
       nix run .#build-variants -j 2 $(kernel-builder build --print-nix-args)
     """
@@ -285,20 +314,69 @@ def build(
             f"{kernel_dir / 'flake.nix'} does not exist",
             hint="a kernel flake calls kernel-builder.lib.genKernelFlakeOutputs (`kernel-builder init` writes one), or build with --local",
         )
+    cache = _cache_settings(caches, trusted_keys)
     rows = _build_with_nix(
         kernel_dir, config.general.name, list(variants), list(backends),
         max_jobs=max_jobs, cores=cores, print_build_logs=print_build_logs, builders=builders,
-        extra_pythons=extra_pythons, toolchain=toolchain,
+        extra_pythons=extra_pythons, toolchain=toolchain, cache=cache,
     )
     if as_json:
         click.echo(json.dumps([
-            {"variant": r.name, "status": r.status, "seconds": r.seconds, "size": r.size, "drv": r.drv,
-             "path": str(kernel_dir / "build" / r.name) if r.status in ("built", "cached") else None}
+            {"variant": r.name, "status": r.status, "where": r.where, "seconds": r.seconds, "size": r.size,
+             "drv": r.drv, "path": str(kernel_dir / "build" / r.name) if r.status in DONE else None}
             for r in rows
         ], indent=2))
     failed = [r.name for r in rows if r.status == "failed"]
     if failed:
         raise BuildError(f"{len(failed)} of {len(rows)} variant(s) failed: {', '.join(failed)}")
+
+
+DONE = ("built", "fetched", "cached")
+
+
+def _cache_settings(caches: Sequence[str], trusted_keys: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(cache URLs, public keys)`` from the options; a cache without a key is an error, since
+    Nix would refuse every path in it."""
+    from kernel_builder.cache import cache_url, read_public_key
+
+    if caches and not trusted_keys:
+        raise ConfigError(
+            "--cache needs --trusted-key: Nix only substitutes paths signed by a trusted key",
+            hint="pass the cache's public key, e.g. --trusted-key keys/team-cache-1.pub (from `kernel-builder cache key`)",
+        )
+    return tuple(cache_url(c) for c in caches), tuple(read_public_key(k) for k in trusted_keys)
+
+
+def _check_caches(
+    installables: Sequence[str], flake_args: Sequence[str], cache: tuple[tuple[str, ...], tuple[str, ...]], console: Any
+) -> dict[str, str]:
+    """Which selected variants the caches serve (variant -> URL); refuses untrusted ones before building."""
+    from kernel_builder import nix
+    from kernel_builder.cache import check_cache, refusal
+
+    urls, keys = cache
+    drvs = nix.derivations(installables, flake_args=flake_args)
+    outputs = {d["env"]["variant"]: d["outputs"]["out"]["path"] for d in drvs.values() if "variant" in d.get("env", {})}
+    found = {url: nix.cache_path_info(url, sorted(outputs.values())) for url in urls}
+    untrusted = {url: nix.untrusted_paths(url, sorted(paths), keys) for url, paths in found.items()}
+    check = check_cache(found, untrusted, outputs)
+    if check.refused:
+        raise refusal(check, keys)
+    if check.fetchable:
+        console.print(f"{len(check.fetchable)} of {len(outputs)} variant(s) are in the cache: "
+                      + ", ".join(sorted(check.fetchable)), highlight=False, markup=False)
+    return check.fetchable
+
+
+def _builder_failure(report: Any, jobs: int) -> BuildError:
+    """Nix's "unable to start any build" names no machine; say which builder failed and why."""
+    lines = "\n".join(f"  {machine}: {why}" for machine, why in dict(report.builder_errors).items())
+    return BuildError(
+        f"no remote builder could take the build{' (and -j 0 allows no local build)' if jobs == 0 else ''}:\n{lines}",
+        hint="check that `ssh $NIX_SSHOPTS USER@HOST nix-store --version` works (port and identity go in "
+        "NIX_SSHOPTS; Nix 2.8 builder URIs have no port), that the machine's system matches the variant's, "
+        "or allow local builds with -j N",
+    )
 
 
 def _build_local(
@@ -324,7 +402,7 @@ def _local_result(result: Any) -> dict[str, Any]:
 def _build_with_nix(
     kernel_dir: Path, kernel_name: str, variants: list[str], backends: list[str], *, max_jobs: int | None,
     cores: int | None, print_build_logs: bool, builders: str | None, extra_pythons: Sequence[str],
-    toolchain: str = "pinned",
+    toolchain: str = "pinned", cache: tuple[tuple[str, ...], tuple[str, ...]] = ((), ()),
 ) -> list[VariantRow]:
     from rich.console import Console
 
@@ -347,25 +425,31 @@ def _build_with_nix(
     jobs = auto_jobs if max_jobs is None else max_jobs
     options = nix.NixOptions(
         max_jobs=jobs, cores=cores or max(1, (os.cpu_count() or 1) // max(jobs, 1)), builders=builders,
-        sandbox=toolchain == "pinned",
+        sandbox=toolchain == "pinned", substituters=cache[0], trusted_keys=cache[1],
     )
+    installables = [f"{ref}#redistributable.{name}" for name in selected]
+    fetchable = _check_caches(installables, flake_args, cache, console) if cache[0] else {}
     if toolchain == "pinned":
         from kernel_builder.toolchain.pinned import ensure_fetched, record_pythons
 
         chosen = [row for row in table if row["name"] in selected]
-        ensure_fetched([row["buildSet"] for row in chosen], console)
+        # a variant the cache serves needs no toolchain here
+        ensure_fetched([row["buildSet"] for row in chosen if row["name"] not in fetchable], console)
         record_pythons(chosen)
     console.print(
         f"{len(selected)} variant(s) selected (unique id {prepared.identity.unique_id}), "
-        f"nix -j {options.max_jobs} --cores {options.cores}: {', '.join(selected)}",
+        f"nix -j {options.max_jobs} --cores {options.cores}"
+        + (f" --builders {builders!r}" if builders else "") + f": {', '.join(selected)}",
         highlight=False, markup=False,
     )
     rows = {name: VariantRow(name) for name in selected}
-    suffix = {f"-{kernel_name}-{name}.drv": name for name in selected}
+    suffix = {f"-{kernel_name}-{name}": name for name in selected}
 
-    def row_of(drv: str | None) -> VariantRow | None:
+    def row_of(path: str | None) -> VariantRow | None:
+        """The row of a variant's .drv or output path."""
+        stem = path[: -len(".drv")] if path and path.endswith(".drv") else path
         for end, name in suffix.items():
-            if drv and drv.endswith(end):
+            if stem and stem.endswith(end):
                 return rows[name]
         return None
 
@@ -373,24 +457,34 @@ def _build_with_nix(
     gcroot.parent.mkdir(parents=True, exist_ok=True)
     for old in gcroot.parent.glob("result*"):  # keep only this run's outputs alive
         old.unlink()
-    installables = [f"{ref}#redistributable.{name}" for name in selected]
+    warned: set[str] = set()
     with _Progress(rows, print_build_logs) as progress:
 
         def on_event(event: Any) -> None:
+            if event.kind in ("builder-error", "untrusted"):
+                _warn_once(event, warned, console, jobs)
+                return
+            if event.kind == "substitute":
+                row = row_of(event.path)
+                if row is not None:
+                    row.status, row.where, row.started = "fetching", event.machine, time.monotonic()
+                    progress.changed(row, f"fetching {row.name} from {event.machine}")
+                return
             row = row_of(event.drv)
             if row is None:
                 return
             row.drv = event.drv
             if event.kind == "start":
-                row.status, row.started = "building", time.monotonic()
-                progress.changed(row, f"building {row.name}")
+                row.status, row.started, row.where = "building", time.monotonic(), event.machine or "local"
+                progress.changed(row, f"building {row.name}" + (f" on {event.machine}" if event.machine else ""))
             elif event.kind == "log":
                 row.log.append(event.text)
                 progress.log(row, event.text)
             elif event.kind == "stop" and row.status == "building":
                 row.seconds = time.monotonic() - (row.started or time.monotonic())
                 row.status = "built"
-                progress.changed(row, f"built {row.name} in {row.seconds:.1f}s")
+                where = f" on {row.where}" if row.where != "local" else ""
+                progress.changed(row, f"built {row.name}{where} in {row.seconds:.1f}s")
             elif event.kind == "error":
                 row.status = "failed"
                 progress.changed(row, f"FAILED {row.name}")
@@ -403,6 +497,8 @@ def _build_with_nix(
     outputs = report.outputs
     if report.returncode != 0:
         survivors = [name for name in selected if rows[name].status != "failed"]
+        if len(survivors) == len(selected) and report.builder_errors and not report.built:
+            raise _builder_failure(report, jobs)
         if len(survivors) == len(selected):  # nix failed before building anything
             raise BuildError(
                 "nix build failed:\n" + "\n".join(report.errors[-20:]),
@@ -423,10 +519,13 @@ def _build_with_nix(
             row.status = "failed"
             continue
         if row.status == "queued":
-            row.status = "cached"
+            row.status, row.where = "cached", "store"
+        elif row.status == "fetching":
+            row.status = "fetched"
+            row.seconds = time.monotonic() - (row.started or time.monotonic())
         target = _copy_variant(Path(out), name, build_dir)
         row.size = _tree_size(target)
-    _hash_variants([build_dir / r.name for r in rows.values() if r.status in ("built", "cached")])
+    _hash_variants([build_dir / r.name for r in rows.values() if r.status in DONE])
     console.print(_summary_table(list(rows.values())))
     for row in rows.values():
         if row.status == "failed":
@@ -436,5 +535,22 @@ def _build_with_nix(
             if row.drv:
                 console.print(f"full log: nix log {row.drv}", highlight=False, markup=False)
     built = [r.name for r in rows.values() if r.status == "built"]
-    console.print(f"nix built {len(built)} derivation(s); results in {build_dir}", highlight=False, markup=False)
+    fetched = [r.name for r in rows.values() if r.status == "fetched"]
+    console.print(f"nix built {len(built)} derivation(s)" + (f", fetched {len(fetched)} from the cache" if fetched else "")
+                  + f"; results in {build_dir}", highlight=False, markup=False)
     return list(rows.values())
+
+
+def _warn_once(event: Any, warned: set[str], console: Any, jobs: int) -> None:
+    """One line per unusable builder or cache, not one per derivation."""
+    if event.kind == "builder-error":
+        if event.machine in warned:
+            return
+        warned.add(event.machine)
+        fallback = "; building on this machine instead" if jobs > 0 else ""
+        console.print(f"warning: cannot build on {event.machine}: {event.text}{fallback}",
+                      style="yellow", highlight=False, markup=False)
+    elif event.machine not in warned:
+        warned.add(event.machine)
+        console.print(f"warning: {event.machine} has paths not signed by a trusted key; Nix ignores them "
+                      "and builds those here", style="yellow", highlight=False, markup=False)

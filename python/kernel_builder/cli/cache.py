@@ -1,0 +1,113 @@
+"""``kernel-builder cache``: signing keys and pushing built variants to a Nix binary cache."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+__all__ = ["cache"]
+
+
+@click.group("cache")
+def cache() -> None:
+    """Share built variants through a signed Nix binary cache (see docs/scale-out.md).
+
+    \b
+    `key` makes a signing key pair, `push` signs and uploads built variants and the
+    toolchain they were built with; `kernel-builder build --cache URL --trusted-key
+    NAME.pub` then fetches what the cache has and builds only the rest. Caches are Nix
+    store URLs: file:///DIR (offline), s3://BUCKET?region=R, ssh://HOST; an https://
+    cache is read-only (serve a file:// or s3:// cache over HTTP).
+    """
+
+
+@cache.command("key")
+@click.argument("name")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=".", show_default=True,
+              help="Directory for NAME.sec (secret, mode 600) and NAME.pub.")
+def key_cmd(name: str, out_dir: Path) -> None:
+    """Make a signing key pair NAME: OUT/NAME.sec signs pushes, OUT/NAME.pub verifies.
+
+    \b
+    Keep NAME.sec secret (a CI secret); give NAME.pub to everyone who builds with the
+    cache. Put a number in NAME so that keys can be rotated (team-cache-1, then
+    team-cache-2). Existing files are never overwritten.
+    Examples:
+      kernel-builder cache key team-cache-1 --out keys
+      kernel-builder build . --cache file:///srv/cache --trusted-key keys/team-cache-1.pub
+    """
+    from kernel_builder.cache import make_key_pair
+
+    secret, public = make_key_pair(name, out_dir)
+    click.echo(f"secret key: {secret}", err=True)
+    click.echo(f"public key: {public}", err=True)
+    click.echo(public.read_text().strip())
+
+
+@cache.command("push")
+@click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--to", "url", required=True, metavar="URL", help="The cache: file:///DIR (or a directory), s3://BUCKET?region=R, ssh://HOST.")
+@click.option("--secret-key", required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path), help="NAME.sec from `kernel-builder cache key`.")
+@click.option("--variant", "variants", multiple=True, metavar="NAME", help="Push only this variant (repeatable).")
+@click.option("--backend", "backends", multiple=True, metavar="NAME", help="Push only variants of this backend (repeatable).")
+@click.option("--variants-only", is_flag=True, help="Push the variant outputs without their toolchain closure (enough for machines that only fetch, not for ones that build).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was pushed as JSON on stdout.")
+def push_cmd(directory: Path, url: str, secret_key: Path, variants: tuple[str, ...], backends: tuple[str, ...],
+             variants_only: bool, as_json: bool) -> None:
+    """Sign and push the built variants of the kernel in DIRECTORY, with their toolchain.
+
+    \b
+    Pushes each selected variant's output from this machine's Nix store (build it first
+    with `kernel-builder build`), and the closure of everything its derivation is built
+    from: the pinned toolchain (runtime, compiler, Python, torch environment) and the
+    sources. A store that trusts the key then fetches an unchanged variant instead of
+    building it, and builds a changed one without building a toolchain. Paths already in
+    the cache are skipped, so pushing again is cheap.
+    Examples:
+      kernel-builder cache push examples/relu --to file:///srv/cache --secret-key keys/team-cache-1.sec
+      kernel-builder cache push . --to 's3://kernels-cache?region=eu-west-1' --secret-key $CACHE_KEY_FILE
+      kernel-builder cache push . --to /srv/cache --secret-key keys/team-cache-1.sec --variant torch213-cxx11-cpu-x86_64-linux
+    """
+    import time
+
+    from rich.console import Console
+
+    from kernel_builder import nix
+    from kernel_builder.cache import cache_url, secret_key_name
+    from kernel_builder.cli.build import _prepare, select_variants
+    from kernel_builder.config import load
+    from kernel_builder.errors import BuildError
+
+    console = Console(stderr=True, soft_wrap=True)
+    kernel_dir = directory.resolve()
+    load(kernel_dir)
+    target = cache_url(url)
+    key_name = secret_key_name(secret_key)
+    prepared, table = _prepare(kernel_dir, (), console)
+    selected, _ = select_variants(table, variants, backends)
+    drvs = nix.derivations([prepared.installable(f"redistributable.{n}") for n in selected], flake_args=prepared.flake_args)
+    outputs = {d["env"]["variant"]: (drv, d["outputs"]["out"]["path"]) for drv, d in drvs.items() if "variant" in d.get("env", {})}
+    absent = set(nix.invalid_paths([out for _, out in outputs.values()]))
+    missing = sorted(v for v, (_, out) in outputs.items() if out in absent)
+    ready = {v: item for v, item in outputs.items() if v not in missing}
+    for name in missing:
+        console.print(f"skip {name}: not built on this machine", highlight=False, markup=False)
+    if not ready:
+        raise BuildError(
+            "none of the selected variants is built on this machine",
+            hint=f"run `kernel-builder build {directory}` first (the cache gets what this store holds)",
+        )
+    paths = sorted(out for _, out in ready.values())
+    if not variants_only:
+        paths = sorted(set(paths) | set(nix.input_closure({drv: drvs[drv] for drv, _ in ready.values()})))
+    console.print(f"pushing {len(ready)} variant(s) and {len(paths) - len(ready)} toolchain/source path(s) to {target}, "
+                  f"signed with {key_name}", highlight=False, markup=False)
+    start = time.monotonic()
+    nix.copy_to_cache(target, paths, secret_key.resolve())
+    seconds = time.monotonic() - start
+    if as_json:
+        click.echo(json.dumps({"cache": target, "key": key_name, "variants": {v: out for v, (_, out) in sorted(ready.items())},
+                               "skipped": missing, "paths": len(paths), "seconds": round(seconds, 2)}, indent=2))
+    console.print(f"pushed {', '.join(sorted(ready))} ({len(paths)} store paths, {seconds:.1f}s)", highlight=False, markup=False)
