@@ -368,11 +368,14 @@ def input_closure(drvs: dict[str, Any]) -> list[str]:
     """Everything a store needs to build these derivations without building anything else:
     the closure of their input sources and of their input derivations' outputs (the
     toolchain). It is what Nix copies to a remote builder; the fetched artifacts the
-    toolchain was made from are not part of it."""
+    toolchain was made from are not part of it. Inputs this store lacks (a variant that
+    was fetched, not built, here) are left out."""
     roots = sorted({src for d in drvs.values() for src in d.get("inputSrcs", [])})
     inputs = sorted({drv for d in drvs.values() for drv in d.get("inputDrvs", {})})
     if inputs:
         roots += run_nix(["-q", "--outputs", *inputs], program="nix-store").stdout.split()
+    absent = set(invalid_paths(roots))
+    roots = [root for root in roots if root not in absent]
     if not roots:
         return []
     return sorted(set(run_nix(["-qR", *roots], program="nix-store").stdout.split()))
