@@ -349,8 +349,9 @@ def _cache_settings(caches: Sequence[str], trusted_keys: Sequence[str]) -> tuple
 
 def _check_caches(
     installables: Sequence[str], flake_args: Sequence[str], cache: tuple[tuple[str, ...], tuple[str, ...]], console: Any
-) -> dict[str, str]:
-    """Which selected variants the caches serve (variant -> URL); refuses untrusted ones before building."""
+) -> tuple[dict[str, str], bool]:
+    """Which selected variants the caches serve (variant -> URL), and whether they serve the
+    whole toolchain the others need; refuses untrusted variants before building."""
     from kernel_builder import nix
     from kernel_builder.cache import check_cache, refusal
 
@@ -365,7 +366,26 @@ def _check_caches(
     if check.fetchable:
         console.print(f"{len(check.fetchable)} of {len(outputs)} variant(s) are in the cache: "
                       + ", ".join(sorted(check.fetchable)), highlight=False, markup=False)
-    return check.fetchable
+    to_build = {drv: d for drv, d in drvs.items() if d.get("env", {}).get("variant") not in check.fetchable}
+    return check.fetchable, _toolchain_cached(to_build, urls, keys)
+
+
+def _toolchain_cached(drvs: dict[str, Any], urls: Sequence[str], keys: Sequence[str]) -> bool:
+    """Whether every toolchain output these derivations need is here or in a cache, signed by a
+    trusted key: then the pinned artifacts need not be fetched (nothing builds a toolchain)."""
+    from kernel_builder import nix
+
+    inputs = sorted({i for d in drvs.values() for i in d.get("inputDrvs", {})})
+    if not inputs:
+        return True
+    outs = nix.run_nix(["-q", "--outputs", *inputs], program="nix-store").stdout.split()
+    missing = set(nix.invalid_paths(outs))
+    for url in urls:
+        if not missing:
+            break
+        held = nix.cache_path_info(url, sorted(missing))
+        missing -= set(held) - set(nix.untrusted_paths(url, sorted(held), keys))
+    return not missing
 
 
 def _builder_failure(report: Any, jobs: int) -> BuildError:
@@ -428,13 +448,13 @@ def _build_with_nix(
         sandbox=toolchain == "pinned", substituters=cache[0], trusted_keys=cache[1],
     )
     installables = [f"{ref}#redistributable.{name}" for name in selected]
-    fetchable = _check_caches(installables, flake_args, cache, console) if cache[0] else {}
+    fetchable, toolchain_cached = _check_caches(installables, flake_args, cache, console) if cache[0] else ({}, False)
     if toolchain == "pinned":
         from kernel_builder.toolchain.pinned import ensure_fetched, record_pythons
 
         chosen = [row for row in table if row["name"] in selected]
-        # a variant the cache serves needs no toolchain here
-        ensure_fetched([row["buildSet"] for row in chosen if row["name"] not in fetchable], console)
+        if not toolchain_cached:  # else Nix substitutes the toolchain: no artifact is needed here
+            ensure_fetched([row["buildSet"] for row in chosen if row["name"] not in fetchable], console)
         record_pythons(chosen)
     console.print(
         f"{len(selected)} variant(s) selected (unique id {prepared.identity.unique_id}), "
