@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shlex
 import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -168,6 +169,12 @@ def remote(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequ
 
 
 @pytest.fixture(scope="module")
+def fresh(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> LoopbackRemote:
+    """A second empty-store machine, for what a cache gives a store that built nothing."""
+    return start(tmp_path_factory, request, "fresh")
+
+
+@pytest.fixture(scope="module")
 def keys(tmp_path_factory: pytest.TempPathFactory) -> Path:
     where = tmp_path_factory.mktemp("keys")
     for name in ("team-cache-1", "other-1"):
@@ -249,13 +256,11 @@ def test_an_unreachable_builder_falls_back_to_local_jobs(tmp_path: Path, remote:
 @pytest.mark.slow
 @pytest.mark.timeout(900)
 def test_a_fresh_store_substitutes_the_pushed_variant_without_building(
-    tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest, remote_build: dict[str, object],
-    pushed: dict[str, object], keys: Path, cache_dir: Path,
+    fresh: LoopbackRemote, remote_build: dict[str, object], pushed: dict[str, object], keys: Path, cache_dir: Path,
 ) -> None:
     output = out_path(str(remote_build["drv"]))
     assert pushed["variants"] == {CPU213: output} and pushed["key"] == "team-cache-1"
     assert int(str(pushed["paths"])) > 5  # the toolchain closure went along
-    fresh = start(tmp_path_factory, request, "fresh")
     assert fresh.ssh(f"test -e {output} || echo absent").stdout.strip() == "absent"
     wrong = (keys / "other-1.pub").read_text().strip()
     refused = fresh.ssh(f"nix-store -r {output} --option substituters file://{cache_dir} "
@@ -266,6 +271,25 @@ def test_a_fresh_store_substitutes_the_pushed_variant_without_building(
     assert f"copying path '{output}' from 'file://{cache_dir}'" in done.stderr
     assert "building" not in done.stderr
     assert done.stdout.split() == [output]
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_fresh_store_builds_a_changed_variant_with_the_toolchain_from_the_cache(
+    fresh: LoopbackRemote, pushed: dict[str, object], keys: Path, cache_dir: Path, tmp_path: Path, fetched: None,
+) -> None:
+    kernel = copy_kernel("relu", tmp_path / "relu", salt=True)  # new sources: not in the cache
+    flake_args = shlex.split(kernel_builder("build", str(kernel), "--print-nix-args", env=cli_env()).stdout)
+    drv = subprocess.run(["nix", "eval", "--raw", *flake_args, f"{kernel}#redistributable.{CPU213}.drvPath"],
+                         env=nix.nix_env(), capture_output=True, text=True, check=True).stdout
+    subprocess.run(["nix", "copy", "--derivation", "--to", fresh.uri, drv], env=nix.nix_env(fresh.env()),
+                   capture_output=True, text=True, check=True)  # only the .drv files and sources
+    key = (keys / "team-cache-1.pub").read_text().strip()
+    done = fresh.ssh(f"nix-store -r {drv} --option substituters file://{cache_dir} --option trusted-public-keys '{key}'")
+    built = re.findall(r"building '(/nix/store/[^']+)'", done.stderr)
+    assert built == [drv]  # the variant, and no toolchain derivation
+    for part in ("kb-env-torch2.13", "kb-cc-gcc12", "kb-runtime"):
+        assert re.search(rf"copying path '/nix/store/[a-z0-9]+-{part}' from 'file://{cache_dir}'", done.stderr), part
 
 
 @pytest.mark.slow
