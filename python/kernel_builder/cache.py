@@ -16,7 +16,7 @@ import attrs
 
 from kernel_builder.errors import BuildError, ConfigError
 
-__all__ = ["CacheCheck", "cache_url", "check_cache", "key_files", "make_key_pair", "read_public_key", "refusal", "secret_key_name"]
+__all__ = ["CacheCheck", "cache_url", "check_cache", "key_files", "make_key_pair", "query_caches", "read_public_key", "refusal", "secret_key_name"]
 
 _KEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _PUBLIC_KEY = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*):([A-Za-z0-9+/]{43}=)")
@@ -132,3 +132,27 @@ def secret_key_name(path: Path) -> str:
             hint="pass NAME.sec as written by `kernel-builder cache key NAME --out DIR` (the .pub file only verifies)",
         )
     return name
+
+
+def query_caches(
+    installables: Sequence[str], flake_args: Sequence[str], urls: Sequence[str], keys: Sequence[str]
+) -> tuple[CacheCheck, bool]:
+    """Ask the caches about the variants' outputs before a build: ``(check, toolchain_cached)``;
+    the flag says whether every toolchain output of the variants left to build is in this
+    store or, trusted, in a cache (then no pinned artifact needs fetching)."""
+    from kernel_builder import nix
+
+    drvs = nix.derivations(installables, flake_args=flake_args)
+    outputs = {d["env"]["variant"]: d["outputs"]["out"]["path"] for d in drvs.values() if "variant" in d.get("env", {})}
+    found = {url: nix.cache_path_info(url, sorted(outputs.values())) for url in urls}
+    untrusted = {url: nix.untrusted_paths(url, sorted(paths), keys) for url, paths in found.items()}
+    check = check_cache(found, untrusted, outputs)
+    left = [d for d in drvs.values() if d.get("env", {}).get("variant") not in check.fetchable]
+    inputs = sorted({i for d in left for i in d.get("inputDrvs", {})})
+    missing = set(nix.invalid_paths(nix.derivation_outputs(inputs)))
+    for url in urls:
+        if not missing:
+            break
+        held = nix.cache_path_info(url, sorted(missing))
+        missing -= set(held) - set(nix.untrusted_paths(url, sorted(held), keys))
+    return check, not missing

@@ -30,6 +30,7 @@ __all__ = [
     "cache_path_info",
     "clean_stderr",
     "copy_to_cache",
+    "derivation_outputs",
     "derivations",
     "dry_run",
     "empty_registry",
@@ -372,13 +373,19 @@ def input_closure(drvs: dict[str, Any]) -> list[str]:
     was fetched, not built, here) are left out."""
     roots = sorted({src for d in drvs.values() for src in d.get("inputSrcs", [])})
     inputs = sorted({drv for d in drvs.values() for drv in d.get("inputDrvs", {})})
-    if inputs:
-        roots += run_nix(["-q", "--outputs", *inputs], program="nix-store").stdout.split()
+    roots += derivation_outputs(inputs)
     absent = set(invalid_paths(roots))
     roots = [root for root in roots if root not in absent]
     if not roots:
         return []
     return sorted(set(run_nix(["-qR", *roots], program="nix-store").stdout.split()))
+
+
+def derivation_outputs(drvs: Sequence[str]) -> list[str]:
+    """The output paths of these .drv files (``nix-store -q --outputs``), valid or not."""
+    if not drvs:
+        return []
+    return run_nix(["-q", "--outputs", *drvs], program="nix-store").stdout.split()
 
 
 def copy_to_cache(url: str, paths: Sequence[str], secret_key: Path) -> subprocess.CompletedProcess[str]:

@@ -350,42 +350,17 @@ def _cache_settings(caches: Sequence[str], trusted_keys: Sequence[str]) -> tuple
 def _check_caches(
     installables: Sequence[str], flake_args: Sequence[str], cache: tuple[tuple[str, ...], tuple[str, ...]], console: Any
 ) -> tuple[dict[str, str], bool]:
-    """Which selected variants the caches serve (variant -> URL), and whether they serve the
-    whole toolchain the others need; refuses untrusted variants before building."""
-    from kernel_builder import nix
-    from kernel_builder.cache import check_cache, refusal
+    """Which selected variants the caches serve, and whether they serve the toolchain of the
+    others; refuses untrusted variants before anything builds."""
+    from kernel_builder.cache import query_caches, refusal
 
-    urls, keys = cache
-    drvs = nix.derivations(installables, flake_args=flake_args)
-    outputs = {d["env"]["variant"]: d["outputs"]["out"]["path"] for d in drvs.values() if "variant" in d.get("env", {})}
-    found = {url: nix.cache_path_info(url, sorted(outputs.values())) for url in urls}
-    untrusted = {url: nix.untrusted_paths(url, sorted(paths), keys) for url, paths in found.items()}
-    check = check_cache(found, untrusted, outputs)
+    check, toolchain_cached = query_caches(installables, flake_args, *cache)
     if check.refused:
-        raise refusal(check, keys)
+        raise refusal(check, cache[1])
     if check.fetchable:
-        console.print(f"{len(check.fetchable)} of {len(outputs)} variant(s) are in the cache: "
+        console.print(f"{len(check.fetchable)} of {len(installables)} variant(s) are in the cache: "
                       + ", ".join(sorted(check.fetchable)), highlight=False, markup=False)
-    to_build = {drv: d for drv, d in drvs.items() if d.get("env", {}).get("variant") not in check.fetchable}
-    return check.fetchable, _toolchain_cached(to_build, urls, keys)
-
-
-def _toolchain_cached(drvs: dict[str, Any], urls: Sequence[str], keys: Sequence[str]) -> bool:
-    """Whether every toolchain output these derivations need is here or in a cache, signed by a
-    trusted key: then the pinned artifacts need not be fetched (nothing builds a toolchain)."""
-    from kernel_builder import nix
-
-    inputs = sorted({i for d in drvs.values() for i in d.get("inputDrvs", {})})
-    if not inputs:
-        return True
-    outs = nix.run_nix(["-q", "--outputs", *inputs], program="nix-store").stdout.split()
-    missing = set(nix.invalid_paths(outs))
-    for url in urls:
-        if not missing:
-            break
-        held = nix.cache_path_info(url, sorted(missing))
-        missing -= set(held) - set(nix.untrusted_paths(url, sorted(held), keys))
-    return not missing
+    return check.fetchable, toolchain_cached
 
 
 def _builder_failure(report: Any, jobs: int) -> BuildError:
