@@ -252,3 +252,24 @@ def test_import_check_finds_triton_like_the_reference_environment(tmp_path: Path
     done = plain_nix("build", "--no-link", "-L", "--print-build-logs", f".#redistributable.{CPU213}", cwd=kernel, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "No module named 'triton'" not in done.stderr
+
+
+@pytest.mark.timeout(600)
+def test_cli_nix_package_builds_a_kernel_without_pip(tmp_path: Path, fetched: None) -> None:
+    """`nix run <builder>#kernel-builder -- build .`: the CLI from the builder flake, with its
+    own pinned Python environment (no venv, no pip install)."""
+    kernel = hermetic_copy("relu", tmp_path / "relu")
+    env = plain_nix_env()
+    env["KERNEL_BUILDER_STATE_DIR"] = str(tmp_path / "state")
+    env["PATH"] = "/usr/bin:/bin"  # nix itself, nothing of the test venv
+    done = subprocess.run(
+        ["nix", "run", f"git+file://{REPO}#kernel-builder", "--", "build", ".", "--variant", CPU213, "--json"],
+        cwd=kernel, env=env, capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert json.loads(done.stdout)[0]["status"] == "built"
+    version = subprocess.run(["nix", "run", f"git+file://{REPO}#kernel-builder", "--", "--version"],
+                             env=env, capture_output=True, text=True, check=True).stdout
+    assert version.startswith("kernel-builder, version")
+    loaded = json.loads(run_with_kernels(PYTHON, LOAD_RELU.format(path=str(kernel / "build" / CPU213))).splitlines()[-1])
+    assert loaded["torch"].startswith("2.13")
