@@ -101,7 +101,7 @@ def build_local(
     from kernel_builder.config import load
 
     kernel_dir = Path(kernel_dir)
-    build = load(kernel_dir)
+    build = load(kernel_dir, check_sources=True)
     python = toolchain or sys.executable
     out = Path(out_dir) if out_dir is not None else kernel_dir / "build"
     if variants is not None:

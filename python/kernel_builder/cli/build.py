@@ -255,7 +255,7 @@ def build(
     from kernel_builder.config import load
 
     kernel_dir = directory.resolve()
-    config = load(kernel_dir)  # every build.toml error, before Nix runs
+    config = load(kernel_dir, check_sources=True)  # every build.toml error, before Nix runs
     if local:
         _build_local(kernel_dir, variants, backends, toolchain_python, max_jobs, print_build_logs, as_json)
         return

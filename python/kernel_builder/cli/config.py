@@ -54,7 +54,7 @@ def check_config(kernel_dir: str, as_json: bool) -> None:
     """
     from kernel_builder.config import read_file, to_dict
 
-    parsed = read_file(kernel_dir)
+    parsed = read_file(kernel_dir, check_sources=True)
     for warning in parsed.warnings:
         click.echo(f"warning: {warning}", err=True)
     if as_json:

@@ -174,13 +174,16 @@ def read_text(file: Path, *, hint: str = "run this in a kernel directory that ha
         raise BuildTomlError(str(file), [problem], hint="build.toml must be a UTF-8 text file of at most 1 MiB") from None
 
 
-def read_file(path: str | os.PathLike[str], **kwargs: Any) -> Parsed:
+def read_file(path: str | os.PathLike[str], *, check_sources: bool = False, **kwargs: Any) -> Parsed:
     """Parse the build.toml at ``path`` (a kernel directory or the file itself).
 
-    Source paths are also checked against the directory the file is in.
+    ``check_sources``: every ``src`` file and ``include`` directory must exist inside the
+    directory of the file (what ``check-config`` and ``build`` need; listing variants or
+    uploading a built tree does not).
     """
     file = build_toml_path(path)
-    kwargs.setdefault("root", file.parent)
+    if check_sources:
+        kwargs["root"] = file.parent
     return parse(read_text(file), path=str(file), **kwargs)
 
 
@@ -189,9 +192,9 @@ def emit_warnings(warnings: tuple[Problem, ...]) -> None:
         print(f"warning: {warning}", file=sys.stderr)
 
 
-def load(path: str | os.PathLike[str]) -> Build:
+def load(path: str | os.PathLike[str], *, check_sources: bool = False) -> Build:
     """The ``Build`` of a kernel directory (or a build.toml path); warnings go to stderr."""
-    parsed = read_file(path)
+    parsed = read_file(path, check_sources=check_sources)
     emit_warnings(parsed.warnings)
     return parsed.build
 
