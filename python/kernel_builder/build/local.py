@@ -9,7 +9,9 @@ case their build files are generated and the build fails, saying the toolchain i
 from __future__ import annotations
 
 import platform
+import signal
 import sys
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -116,7 +118,23 @@ def build_local(
                 hint="pass --toolchain-python with a torch that fits build.toml, or choose --backend",
             )
     print(f"kernel-builder: {len(names)} variant(s) selected: {', '.join(names)}", file=sys.stderr)
-    return [
-        build_variant(kernel_dir, name, out, toolchain_python=python, build=build, jobs=jobs, verbose=verbose)
-        for name in names
-    ]
+    created = not out.exists()
+    # SIGTERM unwinds like Ctrl-C, so the staging directory of the running variant is removed.
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None
+    try:
+        return [
+            build_variant(kernel_dir, name, out, toolchain_python=python, build=build, jobs=jobs, verbose=verbose)
+            for name in names
+        ]
+    except BaseException:
+        if created and out.is_dir() and not any(out.iterdir()):  # a failed first build leaves no empty build/
+            out.rmdir()
+        raise
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)

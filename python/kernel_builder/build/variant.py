@@ -25,6 +25,7 @@ from kernel_builder.build.toolchain_probe import Toolchain, probe_cuda, probe_to
 from kernel_builder.config.model import Backend, Build, Torch
 from kernel_builder.digest import compute_digest
 from kernel_builder.errors import BuildError
+from kernel_builder.layout import clean_stale_staging
 from kernel_builder.metadata import GitStatus, Metadata, Provenance, current_provenance
 from kernel_builder.variants.names import Kind, Variant, parse
 
@@ -146,6 +147,7 @@ def build_variant(
     uid = unique_id(source, override=uid, files=compiled_inputs(build)[0])
     ops_id = ops_identifier(build.python_name, backend, uid)
     _log(f"building {variant} ({ops_id})")
+    clean_stale_staging(out)  # left by a killed build
     staged = staging_dir(out, variant.name)
     importer = start_import_check(toolchain_python)  # imports torch while we compile
     try:
