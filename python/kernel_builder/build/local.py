@@ -51,17 +51,36 @@ def _arch_variant(build: Build, backend: Backend, toolchain: Toolchain) -> Varia
     return Variant.torch(toolchain.torch_major_minor, compute, _cpu_arch(), os_name, cxx11=os_name == "linux" or None)
 
 
+def _noarch_backends(system: str) -> set[Backend]:
+    """Backends with a build set on ``system``: the noarch variants ``list-variants`` lists."""
+    from kernel_builder.variants.buildsets import load_build_sets
+
+    return {b.backend for b in load_build_sets() if b.system == system}
+
+
 def local_variants(
-    build: Build, toolchain: Toolchain, backends: Iterable[str] | None = None
+    build: Build, toolchain: Toolchain, backends: Iterable[str] | None = None, *, system: str | None = None
 ) -> tuple[list[str], list[str]]:
-    """(variant names to build, skip notes) for this toolchain."""
+    """(variant names to build, skip notes) for this toolchain.
+
+    Without ``backends``, noarch variants are those ``list-variants`` lists for ``system``
+    (default: this machine); a backend asked for by name is built anyway.
+    """
+    from kernel_builder.variants.buildsets import current_system
+
     wanted = None if backends is None else {Backend.parse(b) for b in backends}
+    system = system or current_system()
     names: list[str] = []
     skipped: list[str] = []
+    listed: set[Backend] | None = None
     for backend in build.general.backends:
         if wanted is not None and backend not in wanted:
             continue
         if not build.is_arch_for(backend):
+            listed = _noarch_backends(system) if listed is None else listed
+            if wanted is None and backend not in listed:
+                skipped.append(f"torch-{backend.value}: no build set for {system} (pass --backend {backend.value} to build it anyway)")
+                continue
             names.append(f"torch-{backend.value}")
             continue
         runnable = backend is Backend.CPU or (backend is Backend.CUDA and toolchain.cuda is not None)
