@@ -73,15 +73,19 @@ def clean_stale_staging(build_dir: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
+def _stale_note(stale: list[Path]) -> str:
+    paths = " ".join(shlex.quote(str(p)) for p in stale)
+    return (
+        f"{len(stale)} staging director{'y' if len(stale) == 1 else 'ies'} left by an interrupted build: "
+        f"{', '.join(p.name for p in stale)}; remove with `rm -rf {paths}` (a rebuild also removes them)"
+    )
+
+
 def _tree_problems(build_dir: Path) -> list[str]:
     problems = []
     stale = stale_staging(build_dir)
     if stale:
-        paths = " ".join(shlex.quote(str(p)) for p in stale)
-        problems.append(
-            f"{len(stale)} staging director{'y' if len(stale) == 1 else 'ies'} left by an interrupted build: "
-            f"{', '.join(p.name for p in stale)}; remove with `rm -rf {paths}` (a rebuild also removes them)"
-        )
+        problems.append(_stale_note(stale))
     for entry in sorted(build_dir.iterdir()):
         if entry.name in NOT_VARIANTS or entry.name.startswith(".") or not entry.is_dir():
             continue
@@ -121,8 +125,8 @@ def discover_variants(directory: str | os.PathLike[str]) -> tuple[Path, list[Pat
                 )
             return candidate, found
     looked = ", ".join(str(c) for c in candidates)
-    stale = stale_staging(base / "build")
-    extra = f"; {base / 'build'} holds only staging directories of an interrupted build" if stale else ""
+    stale = stale_staging(base / "build") or stale_staging(base)
+    extra = f"; {_stale_note(stale)}" if stale else ""
     raise CheckError(
         f"no built variants found (looked in {looked} for sub-directories with a metadata.json){extra}",
         hint="build the kernel first (`kernel-builder build`) or pass the directory that holds build/",

@@ -149,8 +149,9 @@ def build_variant(
     _log(f"building {variant} ({ops_id})")
     clean_stale_staging(out)  # left by a killed build
     staged = staging_dir(out, variant.name)
-    importer = start_import_check(toolchain_python)  # imports torch while we compile
+    importer = None
     try:
+        importer = start_import_check(toolchain_python)  # imports torch while we compile
         # Noarch variants compile nothing and need no scratch directory.
         scratch_context = (
             scratch_dir(build, source, variant.name, ops_id, keep=keep_scratch) if is_arch else contextlib.nullcontext()
@@ -177,7 +178,7 @@ def build_variant(
         publish(staged, final_dir)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
-        if importer.poll() is None:
+        if importer is not None and importer.poll() is None:
             importer.kill()
             importer.communicate()
         raise
