@@ -190,3 +190,12 @@ def test_a_rerun_after_an_applied_drop_is_a_no_op(hub_server, tmp_path: Path) ->
     assert run_cli(str(root)).returncode == 1
     rerun = run_cli(str(root), "--output-json", "-")
     assert json.loads(rerun.stdout[rerun.stdout.index("{") :])["status"] == "no_changes"  # nothing was missing
+
+
+@pytest.mark.parametrize("branch", ["../../x", "a..b", "-x", "x/", "a b"])
+def test_a_branch_that_is_a_path_is_refused_before_any_request(hub_server, tmp_path: Path, branch: str) -> None:
+    root = make_kernel(tmp_path / "relu")
+    done = run_cli(str(root), "--branch", branch)
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert f"invalid branch name {branch!r}" in done.stderr
+    assert hub_server.requests == []

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from kernel_builder.config.model import validate_branch_name
 from kernel_builder.errors import CheckError, ConfigError
 from kernel_builder.hub import card as cardlib
 from kernel_builder.hub.plan import LocalFile, local_file, variant_paths
@@ -129,6 +130,10 @@ def choose_target(tree: LocalTree, repo_id: str | None, branch: str | None) -> t
         )
     version = versions.pop()
     branch = branch or (hub.branch if hub is not None else None) or f"v{version}"
+    try:
+        validate_branch_name(branch)
+    except ValueError as exc:
+        raise ConfigError(str(exc), hint="pass --branch NAME, e.g. v1 or release") from None
     return repo_id, branch, version
 
 
