@@ -14,6 +14,11 @@ Steps (each a small function below, glued together by ``upload``):
    concurrent push or a failure never leaves a branch half-updated.
 
 Only changed files are sent: an unchanged tree makes no commit and sends no content.
+
+When a connection drops without an answer, the request may or may not have been applied.
+A lost commit is settled by reading the branch back (``_settle``): it has either the new
+commit or its old head, the error says which, and a new branch whose first commit did not
+land is removed, so a rerun always completes with the missing commits only.
 """
 
 from __future__ import annotations
@@ -172,12 +177,13 @@ def _commit_plan(
                 create_pr=create_pr and index == 1,
             )
         except Exception as exc:
-            if is_connection_error(exc) and not create_pr:
+            lost = is_connection_error(exc)
+            if lost and not create_pr:
                 raise _ConnectionLost(exc, parent, adds, deletes, commits) from None
-            if not isinstance(exc, (HfHubHTTPError, OSError, ValueError)) and not is_connection_error(exc):
+            if not lost and not isinstance(exc, (HfHubHTTPError, OSError, ValueError)):
                 raise
             status = getattr(getattr(exc, "response", None), "status_code", None)
-            if is_connection_error(exc):  # a pull request: its answer was lost, so its state is unknown
+            if lost:  # a pull request: its answer was lost, so its state is unknown
                 hint = RETRY_HINT
             elif status == 412:
                 hint = f"{repo_id}@{plan.branch} changed while uploading; nothing was committed. Rerun the upload."
