@@ -134,7 +134,8 @@ def test_fetch_is_idempotent(fetched: None) -> None:
 
 def test_fetch_refuses_a_corrupted_artifact(tmp_path: Path, fetched: None) -> None:
     data = json.loads(load_lock().path.read_text())
-    key = next(k for k in data["groups"]["env:driver"] if data["artifacts"][k]["name"] == "packaging")
+    # mdurl: a wheel the machine's local package mirror holds, so pip talks to no registry
+    key = next(k for k in data["groups"]["env:driver"] if data["artifacts"][k]["name"] == "mdurl")
     good = data["artifacts"][key]["sha256"]
     bad = ("0" if good[0] != "0" else "1") + good[1:]
     data["artifacts"][key]["sha256"] = bad
@@ -142,10 +143,12 @@ def test_fetch_refuses_a_corrupted_artifact(tmp_path: Path, fetched: None) -> No
     lock_file.write_text(json.dumps(data))
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["KERNEL_BUILDER_TOOLCHAIN_LOCK"] = str(lock_file)
+    if Path("/opt/pypi/simple").is_dir():
+        env["PIP_INDEX_URL"] = "file:///opt/pypi/simple"
     done = kernel_builder("toolchain", "fetch", "--build-set", "torch2.13-cpu", env=env, check=False)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr
-    assert "packaging" in done.stderr and bad in done.stderr and "nothing was added" in done.stderr
+    assert "mdurl" in done.stderr and bad in done.stderr and "nothing was added" in done.stderr
     wrong_path = fixed_output_path(key, bad, recursive=False)
     assert subprocess.run(["nix-store", "--check-validity", wrong_path], capture_output=True).returncode != 0
 
@@ -273,3 +276,17 @@ def test_cli_nix_package_builds_a_kernel_without_pip(tmp_path: Path, fetched: No
     assert version.startswith("kernel-builder, version")
     loaded = json.loads(run_with_kernels(PYTHON, LOAD_RELU.format(path=str(kernel / "build" / CPU213))).splitlines()[-1])
     assert loaded["torch"].startswith("2.13")
+
+
+def test_public_wheel_urls_for_mirrored_wheels() -> None:
+    from kernel_builder.toolchain.locking import public_wheel_url
+
+    assert public_wheel_url("file:///opt/pypi/files/mdurl-0.1.2-py3-none-any.whl", "mdurl-0.1.2-py3-none-any.whl") == (
+        "https://files.pythonhosted.org/packages/py3/m/mdurl/mdurl-0.1.2-py3-none-any.whl"
+    )
+    cpu = "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl"
+    assert public_wheel_url(f"file:///opt/wheels/{cpu}", cpu) == (
+        "https://download.pytorch.org/whl/cpu/torch-2.13.0%2Bcpu-cp311-cp311-manylinux_2_28_x86_64.whl"
+    )
+    online = "https://files.pythonhosted.org/packages/aa/bb/x-1.0-py3-none-any.whl"
+    assert public_wheel_url(online, "x-1.0-py3-none-any.whl") == online
