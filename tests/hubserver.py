@@ -14,8 +14,10 @@ the git-lfs batch API (basic transfer: batch, PUT, then an ``lfsFile`` commit li
 as pointer files like on the Hub; clients must then run with ``HF_HUB_DISABLE_XET=1``
 (xet is not implemented: its token endpoint answers 404).
 
-Every request is logged (``requests``) with its endpoint name and the bytes received, and
-``fail_next`` injects a failure into the next matching request. Test-only code.
+Every request is logged (``requests``) with its endpoint name and the bytes received;
+``fail_next`` injects an error answer into the next matching request, and ``drop_next``
+closes the connection without any answer, either before the request is applied or after
+(the change is made, the client never hears of it). Test-only code.
 """
 
 from __future__ import annotations
@@ -137,6 +139,7 @@ class HubState:
         self.repos: dict[tuple[str, str], Repo] = {}
         self.requests: list[HubRequest] = []
         self.failures: list[tuple[str, int, str]] = []
+        self.drops: list[tuple[str, bool]] = []  # (endpoint, after_apply)
         self.trusted_orgs: set[str] = set()
         self._counter = itertools.count()
 
@@ -186,6 +189,14 @@ class HubState:
         if oid is None:
             raise _not_found("RevisionNotFound", f"Invalid rev id: {revision}")
         return oid
+
+    def take_drop(self, endpoint: str) -> bool | None:
+        """``after_apply`` of the next drop planned for ``endpoint``, else ``None``."""
+        for i, (name, after) in enumerate(self.drops):
+            if name == endpoint:
+                del self.drops[i]
+                return after
+        return None
 
     def take_failure(self, endpoint: str) -> tuple[int, str] | None:
         for i, (name, status, message) in enumerate(self.failures):
@@ -326,6 +337,15 @@ class HubServer:
         """Answer the next ``times`` requests to ``endpoint`` with ``status``, changing nothing."""
         with self.state.lock:
             self.state.failures.extend([(endpoint, status, message)] * times)
+
+    def drop_next(self, endpoint: str, *, after_apply: bool, times: int = 1) -> None:
+        """Close the connection of the next ``times`` requests to ``endpoint`` without answering.
+
+        ``after_apply=False``: nothing changes. ``after_apply=True``: the request is applied
+        first, so the state changes but the client gets no answer.
+        """
+        with self.state.lock:
+            self.state.drops.extend([(endpoint, after_apply)] * times)
 
     def trust_org(self, org: str, trusted: bool = True) -> None:
         """Set ``trustedKernelPublisher`` in the org overview ``kernels`` checks."""
@@ -819,18 +839,25 @@ class _Handler(BaseHTTPRequestHandler):
         )
         state = self.hub.state
         with state.lock:
+            drop = state.take_drop(endpoint)
             try:
                 if route is None:
                     raise HubHTTPError(404, f"No such endpoint: {self.command} {split.path}")
-                if injected := state.take_failure(endpoint):
+                if drop is False:
+                    response = Response(0, b"", {}, "")
+                elif injected := state.take_failure(endpoint):
                     raise HubHTTPError(injected[0], injected[1])
-                response = route[1](self.hub, req, *route[2])
+                else:
+                    response = route[1](self.hub, req, *route[2])
             except HubHTTPError as exc:
                 response = _error_response(exc)
+            status = 0 if drop is not None else response.status  # 0: no answer was sent
             state.requests.append(
-                HubRequest(self.command, self.path, endpoint, response.status, head_bytes + len(body), len(body),
-                           req.authorized)
+                HubRequest(self.command, self.path, endpoint, status, head_bytes + len(body), len(body), req.authorized)
             )
+        if drop is not None:
+            self.close_connection = True  # the socket closes with no status line sent
+            return
         self._send(response)
 
     def _send(self, response: Response) -> None:

@@ -4,15 +4,7 @@
 { recorded, system }:
 buildSet:
 let
-  missing = reason: {
-    available = false;
-    inherit reason;
-    builder = null;
-    driverPython = null;
-    toolchainPython = null;
-    env = { };
-    identity = { };
-  };
+  missing = import ./unavailable.nix;
   sets = if recorded == null then { } else recorded.build-sets or { };
   entry = sets.${buildSet.key} or null;
   isCuda = buildSet.backend == "cuda";

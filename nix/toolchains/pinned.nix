@@ -15,15 +15,7 @@ let
   parts = import ./pinned/parts.nix { inherit system; };
   inherit (parts) lock pinnedSets runtime cc python driver envs cudas seed;
 
-  missing = reason: {
-    available = false;
-    inherit reason;
-    builder = null;
-    driverPython = null;
-    toolchainPython = null;
-    env = { };
-    identity = { };
-  };
+  missing = import ./unavailable.nix;
 in
 buildSet:
 let envName = pinnedSets.${buildSet.key} or null; in

@@ -251,6 +251,22 @@ class TestToolchainFit:
         names, _ = local_variants(load(EXAMPLES / "relu"), _toolchain("2.14.1", "13.0"))
         assert names == ["torch214-cxx11-cpu-x86_64-linux", "torch214-cxx11-cu130-x86_64-linux"]
 
+    def test_noarch_variants_are_the_ones_list_variants_lists(self, tmp_path):
+        from kernel_builder.variants.buildsets import load_build_sets
+        from kernel_builder.variants.matrix import matrix
+
+        (tmp_path / "build.toml").write_text(
+            '[general]\nname = "na"\nversion = 1\nedition = 5\nlicense = "MIT"\nbackends = ["cpu", "metal", "cuda"]\n[torch-noarch]\n'
+        )
+        build = load(tmp_path)
+        for system in ("x86_64-linux", "aarch64-darwin"):
+            names, skipped = local_variants(build, _toolchain(), system=system)
+            listed = [v.name for v in matrix(build, load_build_sets(), system).variants]
+            assert sorted(names) == sorted(listed), system
+        names, skipped = local_variants(build, _toolchain(), system="x86_64-linux")
+        assert "torch-metal" not in names and "torch-metal: no build set for x86_64-linux" in skipped[0]
+        assert local_variants(build, _toolchain(), ["metal"], system="x86_64-linux")[0] == ["torch-metal"]
+
     def test_asking_for_cuda_without_a_cuda_torch(self):
         with pytest.raises(BuildError, match="toolchain for cuda is not available"):
             local_variants(load(EXAMPLES / "relu"), _toolchain(), backends=["cuda"])

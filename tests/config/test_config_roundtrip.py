@@ -40,6 +40,11 @@ versions = st.tuples(st.integers(0, 30), st.integers(0, 30)).map(lambda t: Versi
 urls = st.sampled_from(["https://github.com/a/b", "git@github.com:org/x.git", "ssh://h/p", "git+https://h.org/r"]).map(GitUrl.parse)
 str_lists = st.lists(texts, max_size=3).map(tuple)
 opt_lists = st.none() | str_lists
+# Source paths and branch names are checked for form: relative, inside the kernel, git-valid.
+paths = st.from_regex(r"[a-z_][a-z0-9_.-]{0,6}(/[a-z0-9_][a-z0-9_.-]{0,5}){0,2}", fullmatch=True).filter(lambda p: ".." not in p)
+path_lists = st.lists(paths, max_size=3).map(tuple)
+opt_path_lists = st.none() | path_lists
+branches = st.from_regex(r"[a-z0-9][a-z0-9_-]{0,8}", fullmatch=True)
 kernel_deps = st.lists(
     st.builds(KernelDependency, texts, version=st.integers(0, 2**63)) | st.builds(KernelDependency, texts, revision=texts),
     max_size=2,
@@ -60,7 +65,7 @@ generals = st.builds(
     source=st.none() | urls,
     python_depends=subsets("einops", "helion", "tvm-ffi"),
     kernel_depends=kernel_deps,
-    hub=st.none() | st.builds(Hub, st.none() | texts, st.none() | texts),
+    hub=st.none() | st.builds(Hub, st.none() | texts, st.none() | branches),
     cuda=st.none() | st.builds(CudaGeneral, st.none() | versions, st.none() | versions, kernel_deps, subsets("nvidia-cutlass-dsl")),
     neuron=st.none() | st.builds(NeuronGeneral, kernel_deps, subsets("nki")),
     tpu=st.none() | st.just(TpuGeneral()),
@@ -68,9 +73,9 @@ generals = st.builds(
 )
 stable_abis = st.none() | versions | st.dictionaries(st.sampled_from(list(Backend)), versions, max_size=3)
 frameworks = st.one_of(
-    st.builds(Torch, str_lists, opt_lists, opt_lists, st.none() | versions, st.none() | versions, opt_lists, stable_abis),
+    st.builds(Torch, path_lists, opt_path_lists, opt_lists, st.none() | versions, st.none() | versions, opt_lists, stable_abis),
     st.builds(TorchNoarch, opt_lists, opt_lists, opt_lists),
-    st.builds(TvmFfi, str_lists, opt_lists, opt_lists, opt_lists),
+    st.builds(TvmFfi, path_lists, opt_path_lists, opt_lists, opt_lists),
 )
 
 
@@ -86,9 +91,9 @@ def kernels(draw: st.DrawFn) -> Kernel:
         extra = {"sycl_flags": draw(opt_lists)}
     return Kernel(
         backend=backend,
-        src=draw(str_lists),
+        src=draw(path_lists),
         depends=tuple(draw(st.lists(st.sampled_from(list(CppDependency)), max_size=3))),
-        include=draw(opt_lists),
+        include=draw(opt_path_lists),
         cxx_flags=draw(opt_lists),
         **extra,
     )

@@ -140,8 +140,12 @@ class TestLayoutAndHashTree:
         assert discover_variants(tmp_path) == (tmp_path, [tmp_path / "torch-cpu"])
         _variant(tmp_path / "build", "torch-cuda")
         _variant(tmp_path / "build", "torch-cpu")
-        (tmp_path / "build" / "not-a-variant").mkdir()
+        (tmp_path / "build" / "benchmarks").mkdir()  # the one sub-directory that is not a variant
         assert discover_variants(tmp_path) == (tmp_path / "build", [tmp_path / "build" / "torch-cpu", tmp_path / "build" / "torch-cuda"])
+        (tmp_path / "build" / "not-a-variant").mkdir()  # refused, never silently left out
+        with pytest.raises(CheckError, match=r"not-a-variant/ has no metadata.json"):
+            discover_variants(tmp_path)
+        (tmp_path / "build" / "not-a-variant").rmdir()
         _variant(tmp_path / "result", "torch-xpu")
         assert discover_variants(tmp_path)[0] == tmp_path / "result"
 

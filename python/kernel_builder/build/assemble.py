@@ -51,8 +51,10 @@ def copy_python_files(package_dir: Path, target: Path, pyext: Iterable[str]) -> 
 
 def staging_dir(out_dir: Path, variant: str) -> Path:
     """A fresh hidden directory beside ``out_dir/variant`` (same filesystem, so rename works)."""
+    from kernel_builder.layout import staging_prefix
+
     out_dir.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=f".{variant}.", suffix=".tmp", dir=out_dir))
+    return Path(tempfile.mkdtemp(prefix=staging_prefix(variant), suffix=".tmp", dir=out_dir))
 
 
 def publish(staged: Path, final: Path) -> None:
@@ -60,7 +62,7 @@ def publish(staged: Path, final: Path) -> None:
     os.chmod(staged, 0o755)
     old = None
     if final.exists():
-        old = final.with_name(f".{final.name}.old.{os.getpid()}")
+        old = final.with_name(f".{final.name}.pid{os.getpid()}.old.tmp")
         os.rename(final, old)
     os.rename(staged, final)
     if old is not None:

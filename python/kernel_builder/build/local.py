@@ -9,7 +9,9 @@ case their build files are generated and the build fails, saying the toolchain i
 from __future__ import annotations
 
 import platform
+import signal
 import sys
+import threading
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -49,17 +51,36 @@ def _arch_variant(build: Build, backend: Backend, toolchain: Toolchain) -> Varia
     return Variant.torch(toolchain.torch_major_minor, compute, _cpu_arch(), os_name, cxx11=os_name == "linux" or None)
 
 
+def _noarch_backends(system: str) -> set[Backend]:
+    """Backends with a build set on ``system``: the noarch variants ``list-variants`` lists."""
+    from kernel_builder.variants.buildsets import load_build_sets
+
+    return {b.backend for b in load_build_sets() if b.system == system}
+
+
 def local_variants(
-    build: Build, toolchain: Toolchain, backends: Iterable[str] | None = None
+    build: Build, toolchain: Toolchain, backends: Iterable[str] | None = None, *, system: str | None = None
 ) -> tuple[list[str], list[str]]:
-    """(variant names to build, skip notes) for this toolchain."""
+    """(variant names to build, skip notes) for this toolchain.
+
+    Without ``backends``, noarch variants are those ``list-variants`` lists for ``system``
+    (default: this machine); a backend asked for by name is built anyway.
+    """
+    from kernel_builder.variants.buildsets import current_system
+
     wanted = None if backends is None else {Backend.parse(b) for b in backends}
+    system = system or current_system()
     names: list[str] = []
     skipped: list[str] = []
+    listed: set[Backend] | None = None
     for backend in build.general.backends:
         if wanted is not None and backend not in wanted:
             continue
         if not build.is_arch_for(backend):
+            listed = _noarch_backends(system) if listed is None else listed
+            if wanted is None and backend not in listed:
+                skipped.append(f"torch-{backend.value}: no build set for {system} (pass --backend {backend.value} to build it anyway)")
+                continue
             names.append(f"torch-{backend.value}")
             continue
         runnable = backend is Backend.CPU or (backend is Backend.CUDA and toolchain.cuda is not None)
@@ -101,7 +122,7 @@ def build_local(
     from kernel_builder.config import load
 
     kernel_dir = Path(kernel_dir)
-    build = load(kernel_dir)
+    build = load(kernel_dir, check_sources=True)
     python = toolchain or sys.executable
     out = Path(out_dir) if out_dir is not None else kernel_dir / "build"
     if variants is not None:
@@ -121,7 +142,23 @@ def build_local(
                 hint="pass --toolchain-python with a torch that fits build.toml, or choose --backend",
             )
     print(f"kernel-builder: {len(names)} variant(s) selected: {', '.join(names)}", file=sys.stderr)
-    return [
-        build_variant(kernel_dir, name, out, toolchain_python=python, build=build, jobs=jobs, verbose=verbose)
-        for name in names
-    ]
+    created = not out.exists()
+    # SIGTERM unwinds like Ctrl-C, so the staging directory of the running variant is removed.
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None
+    try:
+        return [
+            build_variant(kernel_dir, name, out, toolchain_python=python, build=build, jobs=jobs, verbose=verbose)
+            for name in names
+        ]
+    except BaseException:
+        if created and out.is_dir() and not any(out.iterdir()):  # a failed first build leaves no empty build/
+            out.rmdir()
+        raise
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)

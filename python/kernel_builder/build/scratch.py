@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -44,32 +45,47 @@ def compiled_inputs(build: Build) -> tuple[list[str], list[str]]:
 def _key(source: Path, files: list[str], includes: list[str], salt: str) -> str:
     hasher = hashlib.sha256(salt.encode() + b"\0")
     for rel in files:
-        path = source / rel
+        path = _within(source, rel)
         hasher.update(rel.encode() + b"\0")
         hasher.update(path.read_bytes() if path.is_file() else b"<missing>")
     for rel in includes:
-        root = source / rel
+        root = _within(source, rel)
         for path in sorted(root.rglob("*")) if root.is_dir() else []:
             if path.is_file() and "__pycache__" not in path.parts:
                 hasher.update(path.relative_to(source).as_posix().encode() + b"\0" + path.read_bytes())
     return hasher.hexdigest()[:16]
 
 
+def _within(root: Path, rel: str) -> Path:
+    """``root / rel``, refusing any ``rel`` that lands outside ``root`` (``..``, absolute, symlinks).
+
+    The config reader refuses such paths already; this guard holds for every caller.
+    """
+    target = Path(os.path.normpath(root / rel))
+    real_root = os.path.realpath(root)
+    if not target.is_relative_to(os.path.normpath(root)) or os.path.commonpath([real_root, os.path.realpath(target)]) != real_root:
+        raise BuildError(
+            f"refusing source path {rel!r}: it leads outside {root}",
+            hint="list only paths inside the kernel directory in build.toml (`kernel-builder check-config` shows them)",
+        )
+    return target
+
+
 def _copy_sources(source: Path, dest: Path, files: list[str], includes: list[str]) -> None:
     for rel in files:
-        origin = source / rel
+        origin = _within(source, rel)
         if not origin.is_file():
             raise BuildError(
                 f"{origin} is listed in build.toml but does not exist",
                 hint="fix the src list in build.toml, or add the file",
             )
-        target = dest / rel
+        target = _within(dest, rel)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(origin, target)
     for rel in includes:
-        origin = source / rel
+        origin = _within(source, rel)
         if origin.is_dir():
-            shutil.copytree(origin, dest / rel, ignore=_SKIP, dirs_exist_ok=True)
+            shutil.copytree(origin, _within(dest, rel), ignore=_SKIP, dirs_exist_ok=True)
 
 
 class Scratch:

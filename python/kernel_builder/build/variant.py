@@ -25,6 +25,7 @@ from kernel_builder.build.toolchain_probe import Toolchain, probe_cuda, probe_to
 from kernel_builder.config.model import Backend, Build, Torch
 from kernel_builder.digest import compute_digest
 from kernel_builder.errors import BuildError
+from kernel_builder.layout import clean_stale_staging
 from kernel_builder.metadata import GitStatus, Metadata, Provenance, current_provenance
 from kernel_builder.variants.names import Kind, Variant, parse
 
@@ -146,9 +147,11 @@ def build_variant(
     uid = unique_id(source, override=uid, files=compiled_inputs(build)[0])
     ops_id = ops_identifier(build.python_name, backend, uid)
     _log(f"building {variant} ({ops_id})")
+    clean_stale_staging(out)  # left by a killed build
     staged = staging_dir(out, variant.name)
-    importer = start_import_check(toolchain_python)  # imports torch while we compile
+    importer = None
     try:
+        importer = start_import_check(toolchain_python)  # imports torch while we compile
         # Noarch variants compile nothing and need no scratch directory.
         scratch_context = (
             scratch_dir(build, source, variant.name, ops_id, keep=keep_scratch) if is_arch else contextlib.nullcontext()
@@ -175,7 +178,7 @@ def build_variant(
         publish(staged, final_dir)
     except BaseException:
         shutil.rmtree(staged, ignore_errors=True)
-        if importer.poll() is None:
+        if importer is not None and importer.poll() is None:
             importer.kill()
             importer.communicate()
         raise

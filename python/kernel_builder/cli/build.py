@@ -111,7 +111,10 @@ def _copy_variant(store_out: Path, name: str, build_dir: Path) -> Path:
     if not (source / "metadata.json").is_file():
         source = store_out
     target = build_dir / name
-    tmp = build_dir / f".{name}.{os.getpid()}.tmp"
+    from kernel_builder.layout import clean_stale_staging, staging_prefix
+
+    clean_stale_staging(build_dir)  # left by a killed run
+    tmp = build_dir / f"{staging_prefix(name)}tmp"
     if tmp.exists():
         shutil.rmtree(tmp)
     shutil.copytree(source, tmp, symlinks=True)
@@ -298,7 +301,7 @@ def build(
     from kernel_builder.config import load
 
     kernel_dir = directory.resolve()
-    config = load(kernel_dir)  # every build.toml error, before Nix runs
+    config = load(kernel_dir, check_sources=True)  # every build.toml error, before Nix runs
     if local:
         _build_local(kernel_dir, variants, backends, toolchain_python, max_jobs, print_build_logs, as_json)
         return
@@ -504,6 +507,7 @@ def _build_with_nix(
                               flake_args=flake_args, out_link=str(gcroot))
             outputs = again.outputs
     build_dir = kernel_dir / "build"
+    created = not build_dir.exists()
     build_dir.mkdir(exist_ok=True)
     by_drv_name = {Path(drv).name: out for drv, out in outputs.items()}
     for name, row in rows.items():
@@ -521,6 +525,8 @@ def _build_with_nix(
         target = _copy_variant(Path(out), name, build_dir)
         row.size = _tree_size(target)
     _hash_variants([build_dir / r.name for r in rows.values() if r.status in DONE])
+    if created and not any(build_dir.iterdir()):  # every variant failed: leave no empty build/
+        build_dir.rmdir()
     console.print(_summary_table(list(rows.values())))
     for row in rows.values():
         if row.status == "failed":

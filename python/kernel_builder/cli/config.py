@@ -71,7 +71,7 @@ def check_config(kernel_dir: str, as_json: bool) -> None:
     """
     from kernel_builder.config import read_file, to_dict
 
-    parsed = read_file(kernel_dir)
+    parsed = read_file(kernel_dir, check_sources=True)
     _check_matrix(parsed, kernel_dir)
     for warning in parsed.warnings:
         click.echo(f"warning: {warning}", err=True)

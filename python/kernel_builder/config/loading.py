@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from kernel_builder import _files
 from kernel_builder.config.model import CURRENT_EDITION, Build
 from kernel_builder.config.positions import Positions, scan
 from kernel_builder.config.problems import BuildTomlError, Problem, Problems, describe
@@ -25,6 +26,7 @@ from kernel_builder.config.reader import ReadOptions, read_build
 __all__ = ["Parsed", "parse", "load", "loads", "build_toml_path", "UPDATE_HINT"]
 
 UPDATE_HINT = "run `kernel-builder update-build` in the kernel directory to rewrite build.toml as edition 5"
+MAX_DEPTH = 32  # the schema needs 4; the readers and the position scanner recurse
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 
 
@@ -50,6 +52,23 @@ def _syntax_error(file: str, exc: tomllib.TOMLDecodeError) -> BuildTomlError:
     return BuildTomlError(file, [problem], hint="fix the TOML syntax (see https://toml.io)")
 
 
+def _too_deep(doc: dict[str, Any]) -> tuple[Any, ...] | None:
+    """The key path of the first value nested deeper than ``MAX_DEPTH``, else ``None``.
+
+    Iterative, so that the check itself cannot exhaust the stack.
+    """
+    stack: list[tuple[tuple[Any, ...], Any]] = [((), doc)]
+    while stack:
+        path, value = stack.pop()
+        if len(path) > MAX_DEPTH:
+            return path[:MAX_DEPTH]
+        if isinstance(value, dict):
+            stack.extend((path + (k,), v) for k, v in value.items())
+        elif isinstance(value, list):
+            stack.extend((path + (i,), v) for i, v in enumerate(value))
+    return None
+
+
 def _attempt(doc: dict[str, Any], file: str, positions: Positions, options: ReadOptions) -> tuple[Build | None, Problems, Problems]:
     problems, warnings = Problems(file, positions), Problems(file, positions)
     build = read_build(doc, options, problems, warnings)
@@ -62,17 +81,27 @@ def parse(
     path: str = "build.toml",
     allow_legacy: bool = False,
     check_registry: bool = True,
+    root: Path | None = None,
 ) -> Parsed:
     """Read build.toml text; raise ``BuildTomlError`` listing every problem.
 
     ``allow_legacy`` lets a v3 file through (for ``update-build``); ``check_registry``
-    checks ``python-depends`` names against the registry.
+    checks ``python-depends`` names against the registry; ``root`` is the kernel
+    directory, against which source paths are checked when it is given.
     """
     try:
         doc = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise _syntax_error(path, exc) from None
+    except RecursionError:
+        problem = Problem(path, (), f"arrays or inline tables are nested too deeply (build.toml allows {MAX_DEPTH} levels)")
+        raise BuildTomlError(path, [problem], hint="a build.toml needs at most a few levels; remove the extra brackets") from None
     positions = scan(text)
+    deep = _too_deep(doc)
+    if deep is not None:
+        problems = Problems(path, positions)
+        problems.add(deep, f"nested deeper than {MAX_DEPTH} levels")
+        raise BuildTomlError(path, problems.items, hint="a build.toml needs at most a few levels; remove the extra brackets")
     general = doc.get("general")
     edition: Any = general.get("edition") if isinstance(general, dict) else None
 
@@ -86,10 +115,10 @@ def parse(
             problems.add(("general", "edition"), f"unsupported build edition {edition}; this kernel-builder reads edition {CURRENT_EDITION}")
             hint = "upgrade kernel-builder" if edition > CURRENT_EDITION else f"set edition = {CURRENT_EDITION}"
             raise BuildTomlError(path, problems.items, hint=hint)
-        return _finish(doc, path, positions, CURRENT_EDITION, check_registry, ())
+        return _finish(doc, path, positions, CURRENT_EDITION, check_registry, (), root=root)
 
     # No edition: the strict v4 schema first, then v3 (like the reference).
-    build4, problems4, _ = _attempt(doc, path, positions, ReadOptions(4, check_registry=False))
+    build4, problems4, _ = _attempt(doc, path, positions, ReadOptions(4, check_registry=False, root=root))
     if build4 is not None:
         note = Problem(
             path,
@@ -97,13 +126,13 @@ def parse(
             "build.toml uses the legacy v4 format (no `general.edition`); it was upgraded to edition 5 in memory. "
             "Run `kernel-builder update-build` to persist the upgrade.",
         )
-        return _finish(doc, path, positions, 4, check_registry, (note,))
-    build3, problems3, _ = _attempt(doc, path, positions, ReadOptions(3, check_registry=False, migrate=allow_legacy))
+        return _finish(doc, path, positions, 4, check_registry, (note,), root=root)
+    build3, problems3, _ = _attempt(doc, path, positions, ReadOptions(3, check_registry=False, migrate=allow_legacy, root=root))
     if build3 is not None:
         if not allow_legacy:
             problem = Problem(path, (), "build.toml uses the legacy v3 format, which kernel-builder no longer reads")
             raise BuildTomlError(path, [problem], hint=UPDATE_HINT)
-        return _finish(doc, path, positions, 3, check_registry, (), migrate=True)
+        return _finish(doc, path, positions, 3, check_registry, (), migrate=True, root=root)
     # Neither: report the edition the file is closer to.
     if len(problems3) < len(problems4):
         note = "no `general.edition`, read as legacy v3"
@@ -120,29 +149,42 @@ def _finish(
     check_registry: bool,
     notes: tuple[Problem, ...],
     migrate: bool = False,
+    root: Path | None = None,
 ) -> Parsed:
-    build, problems, warnings = _attempt(doc, path, positions, ReadOptions(edition, check_registry, migrate))
+    build, problems, warnings = _attempt(doc, path, positions, ReadOptions(edition, check_registry, migrate, root))
     if build is None:
         raise BuildTomlError(path, problems.items)
     return Parsed(build, edition, notes + tuple(warnings.items), doc, positions)
 
 
 def build_toml_path(path: str | os.PathLike[str]) -> Path:
-    """``path`` itself if it is a file, else ``path/build.toml``."""
+    """``path/build.toml`` if ``path`` is a directory, else ``path`` itself."""
     candidate = Path(path)
-    return candidate if candidate.is_file() else candidate / "build.toml"
+    return candidate / "build.toml" if candidate.is_dir() else candidate
 
 
-def read_file(path: str | os.PathLike[str], **kwargs: Any) -> Parsed:
-    """Parse the build.toml at ``path`` (a kernel directory or the file itself)."""
-    file = build_toml_path(path)
+def read_text(file: Path, *, hint: str = "run this in a kernel directory that has a build.toml, or pass its path") -> str:
+    """The text of a build.toml; anything that is not a small UTF-8 regular file is refused."""
     try:
-        text = file.read_text(encoding="utf-8")
+        return _files.read_text(file)
     except FileNotFoundError:
-        raise BuildTomlError(str(file), [Problem(str(file), (), "file not found")], hint="run this in a kernel directory that has a build.toml, or pass its path") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BuildTomlError(str(file), [Problem(str(file), (), f"cannot read: {exc}")]) from None
-    return parse(text, path=str(file), **kwargs)
+        raise BuildTomlError(str(file), [Problem(str(file), (), "file not found")], hint=hint) from None
+    except _files.UnreadableFile as exc:
+        problem = Problem(str(file), (), exc.reason, exc.line, exc.column)
+        raise BuildTomlError(str(file), [problem], hint="build.toml must be a UTF-8 text file of at most 1 MiB") from None
+
+
+def read_file(path: str | os.PathLike[str], *, check_sources: bool = False, **kwargs: Any) -> Parsed:
+    """Parse the build.toml at ``path`` (a kernel directory or the file itself).
+
+    ``check_sources``: every ``src`` file and ``include`` directory must exist inside the
+    directory of the file (what ``check-config`` and ``build`` need; listing variants or
+    uploading a built tree does not).
+    """
+    file = build_toml_path(path)
+    if check_sources:
+        kwargs["root"] = file.parent
+    return parse(read_text(file), path=str(file), **kwargs)
 
 
 def emit_warnings(warnings: tuple[Problem, ...]) -> None:
@@ -150,9 +192,9 @@ def emit_warnings(warnings: tuple[Problem, ...]) -> None:
         print(f"warning: {warning}", file=sys.stderr)
 
 
-def load(path: str | os.PathLike[str]) -> Build:
+def load(path: str | os.PathLike[str], *, check_sources: bool = False) -> Build:
     """The ``Build`` of a kernel directory (or a build.toml path); warnings go to stderr."""
-    parsed = read_file(path)
+    parsed = read_file(path, check_sources=check_sources)
     emit_warnings(parsed.warnings)
     return parsed.build
 

@@ -35,6 +35,7 @@ __all__ = [
     "KERNEL_BACKENDS",
     "CURRENT_EDITION",
     "validate_kernel_name",
+    "validate_branch_name",
 ]
 
 CURRENT_EDITION = 5
@@ -158,11 +159,45 @@ class GitUrl:
 _KERNEL_NAME = re.compile(r"[a-z][-a-z0-9]*[a-z0-9]")
 
 
+MAX_NAME_LENGTH = 128  # the name becomes a Python module, file and directory names
+
+
+def _shown(text: str) -> str:
+    return repr(text) if len(text) <= 60 else f"{text[:40]!r}... ({len(text)} characters)"
+
+
 def validate_kernel_name(name: str) -> str:
     if not isinstance(name, str) or not _KERNEL_NAME.fullmatch(name):
         raise ValueError(
-            f"invalid kernel name {name!r}: use lowercase letters, digits and dashes, "
+            f"invalid kernel name {_shown(name) if isinstance(name, str) else repr(name)}: use lowercase letters, digits and dashes, "
             "starting with a letter and not ending with a dash (at least 2 characters)"
+        )
+    if len(name) > MAX_NAME_LENGTH:
+        raise ValueError(f"kernel name {_shown(name)} is too long: at most {MAX_NAME_LENGTH} characters")
+    return name
+
+
+_BAD_REF = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
+
+
+def validate_branch_name(name: str) -> str:
+    """A Hub branch name by git's ref rules: one more guard before it reaches a URL."""
+    bad = (
+        not name
+        or len(name) > 255
+        or _BAD_REF.search(name)
+        or ".." in name
+        or "@{" in name
+        or "//" in name
+        or name.startswith(("/", "-"))
+        or name.endswith(("/", ".", ".lock"))
+        or any(part.startswith(".") for part in name.split("/"))
+        or name == "@"
+    )
+    if bad:
+        raise ValueError(
+            f"invalid branch name {_shown(name)}: use letters, digits, '.', '_', '-' and '/' between parts; "
+            "no '..', no part starting with '.', no leading or trailing '/'"
         )
     return name
 

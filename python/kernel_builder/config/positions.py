@@ -220,6 +220,6 @@ def scan(text: str) -> Positions:
     scanner = _Scanner(text)
     try:
         scanner.run()
-    except (_Stop, tomllib.TOMLDecodeError, IndexError):
+    except (_Stop, tomllib.TOMLDecodeError, IndexError, RecursionError):  # keep what was found
         pass
     return Positions(keys=scanner.keys, values=scanner.values, comments=tuple(scanner.comments))

@@ -15,7 +15,10 @@ line:column, and the schema changes with the edition and with each kernel's
 from __future__ import annotations
 
 import enum
+import os
+import posixpath
 from collections.abc import Callable
+from pathlib import Path as FsPath
 from typing import Any
 
 import attrs
@@ -38,6 +41,7 @@ from kernel_builder.config.model import (
     TvmFfi,
     Version,
     XpuGeneral,
+    validate_branch_name,
     validate_kernel_name,
 )
 from kernel_builder.config.positions import Path
@@ -61,11 +65,13 @@ INVALID: Any = _Invalid()
 @attrs.frozen
 class ReadOptions:
     """How to read: the edition's schema, whether to check the dependency registry,
-    and whether this read migrates a legacy file (so v3 needs a license)."""
+    whether this read migrates a legacy file (so v3 needs a license), and the kernel
+    directory that source paths must exist in (``None``: check their form only)."""
 
     edition: int
     check_registry: bool = True
     migrate: bool = False
+    root: FsPath | None = None
 
 
 @attrs.define
@@ -140,6 +146,62 @@ def _parsed(parse: Callable[[str], Any], what: str) -> Reader:
     return read
 
 
+def _source_path(kind: str) -> Reader:
+    """A path relative to the kernel directory naming a ``kind`` ("file" or "directory").
+
+    It may not be absolute or climb out with ``..``; with a root, it must exist, be of
+    that kind and stay inside the root after symlinks are resolved. Builds copy and hash
+    what these name, so a path outside the kernel reads (or writes) outside it.
+    """
+    hint = "src lists files and include lists directories, relative to the directory of build.toml"
+
+    def read(ctx: _Ctx, value: Any, path: Path) -> Any:
+        if not isinstance(value, str):
+            ctx.problems.add(path, f"expected a relative {kind} path string, got {describe(value)}")
+            return INVALID
+        shown = describe(value)
+        if not value or "\0" in value:
+            ctx.problems.add(path, f"expected a relative {kind} path, got {shown}")
+            return INVALID
+        if posixpath.isabs(value) or os.path.isabs(value) or value.startswith("~"):
+            ctx.problems.add(path, f"{shown} is an absolute path; {hint}")
+            return INVALID
+        normal = posixpath.normpath(value)
+        if normal == ".." or normal.startswith("../"):
+            ctx.problems.add(path, f"{shown} leads outside the kernel directory; {hint}")
+            return INVALID
+        root = ctx.options.root
+        if root is None:
+            return value
+        try:
+            full = root / value
+            real_root = os.path.realpath(root)
+            real = os.path.realpath(full)
+            inside = os.path.commonpath([real_root, real]) == real_root
+            exists, is_dir, is_file = full.exists(), full.is_dir(), full.is_file()
+        except (OSError, ValueError) as exc:
+            ctx.problems.add(path, f"{shown} cannot be checked: {exc}")
+            return INVALID
+        if not inside:
+            ctx.problems.add(path, f"{shown} resolves to {real}, outside the kernel directory (through a symlink); {hint}")
+        elif not exists:
+            ctx.problems.add(path, f"{shown} does not exist (looked for {full})")
+        elif kind == "file" and not is_file:
+            what = "a directory" if is_dir else "not a regular file"
+            ctx.problems.add(path, f"{shown} is {what}, expected a file; list directories under `include`")
+        elif kind == "directory" and not is_dir:
+            ctx.problems.add(path, f"{shown} is not a directory; list header directories here and files under `src`")
+        else:
+            return value
+        return INVALID
+
+    return read
+
+
+read_src = _list_of(_source_path("file"))
+read_include = _list_of(_source_path("directory"))
+
+
 def _major_minor(text: str) -> Version:
     """build.toml versions are exactly ``major.minor`` (as the reference parser insists)."""
     count = len(text.strip().split("."))
@@ -164,6 +226,7 @@ def _member(kind: type[enum.Enum], what: str) -> Callable[[str], Any]:
 read_version = _parsed(_major_minor, 'a version (e.g. "2.12")')
 read_git_url = _parsed(GitUrl.parse, "a git URL")
 read_name = _parsed(validate_kernel_name, "a kernel name")
+read_branch = _parsed(validate_branch_name, "a branch name")
 # Backends are lowercase in build.toml (the CLI is the case-insensitive place).
 read_backend = _parsed(_member(Backend, "backend"), "a backend")
 read_backends = _list_of(read_backend)
@@ -283,7 +346,7 @@ def _backend_fields(backend: Backend, kernel_deps: bool) -> Callable[[_Ctx], lis
     return fields
 
 
-read_hub = _section(Hub, lambda ctx: [_field("repo-id", read_str), _field("branch", read_str)])
+read_hub = _section(Hub, lambda ctx: [_field("repo-id", read_str), _field("branch", read_branch)])
 read_cuda = _section(CudaGeneral, _backend_fields(Backend.CUDA, True))
 read_neuron = _section(NeuronGeneral, _backend_fields(Backend.NEURON, True))
 read_tpu = _section(TpuGeneral, _backend_fields(Backend.TPU, False))
@@ -346,8 +409,8 @@ def read_general(ctx: _Ctx, value: Any, path: Path) -> Any:
 
 def _torch_fields(ctx: _Ctx) -> list[Field]:
     fields = [
-        _field("src", read_str_list),
-        _field("include", read_str_list),
+        _field("src", read_src),
+        _field("include", read_include),
         _field("pyext", read_str_list),
         _field("minver", read_version),
         _field("maxver", read_version),
@@ -369,7 +432,7 @@ def _noarch_fields(ctx: _Ctx) -> list[Field]:
 
 
 def _tvm_fields(ctx: _Ctx) -> list[Field]:
-    fields = [_field("src", read_str_list, required=ctx.options.edition >= 4), _field("include", read_str_list)]
+    fields = [_field("src", read_src, required=ctx.options.edition >= 4), _field("include", read_include)]
     fields.append(_field("pyext", read_str_list))
     if ctx.options.edition >= 4:
         fields.append(_field("cxx-flags", read_str_list))
@@ -403,9 +466,9 @@ _KERNEL_EXTRA = {
 def _kernel_fields(backend: Backend | None) -> list[Field]:
     fields = [
         _field("backend", lambda ctx, v, p: v),  # checked before the table
-        _field("src", read_str_list, required=True),
+        _field("src", read_src, required=True),
         _field("depends", read_cpp_deps, required=True),
-        _field("include", read_str_list),
+        _field("include", read_include),
         _field("cxx-flags", read_str_list),
     ]
     extras = _KERNEL_EXTRA.get(backend, []) if backend else [e for b in _KERNEL_EXTRA.values() for e in b]

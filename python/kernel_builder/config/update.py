@@ -11,9 +11,7 @@ the same model.
 from __future__ import annotations
 
 import difflib
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +19,8 @@ import attrs
 import tomlkit
 from tomlkit.items import InlineTable, Table
 
-from kernel_builder.config.loading import build_toml_path, parse
+from kernel_builder._files import write_atomic
+from kernel_builder.config.loading import build_toml_path, parse, read_text
 from kernel_builder.config.model import CURRENT_EDITION
 from kernel_builder.config.positions import scan
 from kernel_builder.config.problems import BuildTomlError, Problem
@@ -186,29 +185,6 @@ def migrate_text(text: str, *, path: str = "build.toml") -> tuple[str, int]:
 def plan_update(kernel_dir: str | os.PathLike[str]) -> Update:
     """Read ``kernel_dir/build.toml`` (or the given file) and plan its migration."""
     file = build_toml_path(kernel_dir)
-    try:
-        old = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BuildTomlError(str(file), [Problem(str(file), (), "file not found")], hint="pass a kernel directory that has a build.toml") from None
+    old = read_text(file, hint="pass a kernel directory that has a build.toml")
     new, edition = migrate_text(old, path=str(file))
     return Update(file, old, new, edition, snake_noarch_keys(old)[1])
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and ``os.replace`` (keeps the mode)."""
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        raise

@@ -17,7 +17,12 @@ from kernel_builder.errors import HubError
 if TYPE_CHECKING:
     from huggingface_hub import HfApi
 
-__all__ = ["make_api", "hub_error", "repo_url"]
+__all__ = ["make_api", "hub_error", "repo_url", "is_connection_error", "RETRY_HINT"]
+
+RETRY_HINT = (
+    "the connection to the Hub was lost; check the network (and HF_ENDPOINT), then rerun: "
+    "`kernel-builder upload` compares with the Hub and sends only what is missing"
+)
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 URL_PREFIX = {"model": "", "dataset": "datasets/", "space": "spaces/", "kernel": "kernels/"}
@@ -60,9 +65,35 @@ def repo_url(endpoint: str, repo_type: str, repo_id: str, branch: str | None = N
     return f"{url}/tree/{branch}" if branch else url
 
 
+def is_connection_error(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is a transport failure: no HTTP answer came back.
+
+    huggingface_hub lets the HTTP client's errors through (``RemoteProtocolError`` when
+    the server closes the socket, connect and read errors, timeouts).
+    """
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, (ConnectionError, TimeoutError)):
+            return True
+        module = type(current).__module__.split(".")[0]
+        if module in ("httpx", "httpx2", "httpcore", "httpcore2", "h11", "requests", "urllib3"):
+            names = {c.__name__ for c in type(current).__mro__}
+            if names & {"TransportError", "ConnectionError", "RemoteProtocolError", "ProtocolError", "TimeoutException",
+                        "NetworkError", "Timeout"}:
+                return True
+        current = current.__cause__ or current.__context__
+    return False
+
+
 def hub_error(exc: Exception, what: str, *, hint: str | None = None) -> HubError:
     """A ``HubError`` for a failed Hub call: ``what`` names the action, repo and branch."""
     from huggingface_hub.errors import HfHubHTTPError
+
+    if is_connection_error(exc):
+        detail = str(exc).strip().splitlines()[:1] or [type(exc).__name__]
+        return HubError(f"{what} failed: connection lost ({type(exc).__name__}: {detail[0][:200]})", hint=hint or RETRY_HINT)
 
     status = None
     detail = str(exc).strip().splitlines()

@@ -32,6 +32,7 @@ __all__ = [
     "git_blob_oid",
     "local_file",
     "variant_files",
+    "variant_paths",
     "plan_version_branch",
     "plan_main_branch",
     "MAX_OPS_PER_COMMIT",
@@ -114,8 +115,8 @@ def _skipped(relpath: str) -> bool:
     return "__pycache__" in parts or parts[-1].endswith(".pyc")
 
 
-def variant_files(variant_dir: Path, prefix: str) -> list[LocalFile]:
-    """Every file of a variant as ``<prefix>/<relpath>``, sorted; bytecode is never uploaded."""
+def variant_paths(variant_dir: Path) -> list[tuple[str, Path]]:
+    """``(relpath, path)`` of every file of a variant that an upload sends; bytecode never."""
     out = []
     for root, dirs, files in os.walk(variant_dir, followlinks=True):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
@@ -123,7 +124,13 @@ def variant_files(variant_dir: Path, prefix: str) -> list[LocalFile]:
             full = Path(root) / name
             rel = full.relative_to(variant_dir).as_posix()
             if not _skipped(rel):
-                out.append(local_file(f"{prefix}/{rel}", full))
+                out.append((rel, full))
+    return out
+
+
+def variant_files(variant_dir: Path, prefix: str) -> list[LocalFile]:
+    """Every file of a variant as ``<prefix>/<relpath>``, sorted; bytecode is never uploaded."""
+    out = [local_file(f"{prefix}/{rel}", full) for rel, full in variant_paths(variant_dir)]
     return sorted(out, key=lambda f: f.path_in_repo)
 
 

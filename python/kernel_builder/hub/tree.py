@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from kernel_builder.config.model import validate_branch_name
 from kernel_builder.errors import CheckError, ConfigError
 from kernel_builder.hub import card as cardlib
-from kernel_builder.hub.plan import LocalFile, local_file
+from kernel_builder.hub.plan import LocalFile, local_file, variant_paths
 
 if TYPE_CHECKING:
     from kernel_builder.config.model import Build
@@ -83,7 +84,7 @@ def _external_check(build_dir: Path) -> list[str]:
 
 def check_tree(tree: LocalTree) -> list[str]:
     """Layout, metadata and digest problems of every variant (empty when the tree is fine)."""
-    from kernel_builder.digest import validate_digest
+    from kernel_builder.digest import is_excluded, validate_digest
 
     problems: list[str] = []
     for name, variant in tree.variants.items():
@@ -94,6 +95,12 @@ def check_tree(tree: LocalTree) -> list[str]:
             problems.append(f"{name}: metadata.json has no digest (run `kernel-builder hash`)")
             continue
         problems.extend(f"{name}: {v}" for v in validate_digest(variant, metadata.digest))
+        covered = set(metadata.digest.files)
+        problems.extend(
+            f"{name}: {rel} would be uploaded but the digest does not cover it (a symlinked directory?)"
+            for rel, _ in variant_paths(variant)
+            if rel not in covered and not is_excluded(rel)
+        )
     if not problems:
         problems.extend(_external_check(tree.build_dir))
     return problems
@@ -123,6 +130,10 @@ def choose_target(tree: LocalTree, repo_id: str | None, branch: str | None) -> t
         )
     version = versions.pop()
     branch = branch or (hub.branch if hub is not None else None) or f"v{version}"
+    try:
+        validate_branch_name(branch)
+    except ValueError as exc:
+        raise ConfigError(str(exc), hint="pass --branch NAME, e.g. v1 or release") from None
     return repo_id, branch, version
 
 

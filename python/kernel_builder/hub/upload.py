@@ -14,6 +14,11 @@ Steps (each a small function below, glued together by ``upload``):
    concurrent push or a failure never leaves a branch half-updated.
 
 Only changed files are sent: an unchanged tree makes no commit and sends no content.
+
+When a connection drops without an answer, the request may or may not have been applied.
+A lost commit is settled by reading the branch back (``_settle``): it has either the new
+commit or its old head, the error says which, and a new branch whose first commit did not
+land is removed, so a rerun always completes with the missing commits only.
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from kernel_builder.errors import CheckError, HubError
-from kernel_builder.hub.client import hub_error, repo_url
+from kernel_builder.hub.client import RETRY_HINT, hub_error, is_connection_error, repo_url
 from kernel_builder.hub.plan import (
     MAX_OPS_PER_COMMIT,
     BranchPlan,
@@ -171,9 +176,16 @@ def _commit_plan(
                 parent_commit=parent if not (create_pr and index > 1) else None,
                 create_pr=create_pr and index == 1,
             )
-        except (HfHubHTTPError, OSError, ValueError) as exc:
+        except Exception as exc:
+            lost = is_connection_error(exc)
+            if lost and not create_pr:
+                raise _ConnectionLost(exc, parent, adds, deletes, commits) from None
+            if not lost and not isinstance(exc, (HfHubHTTPError, OSError, ValueError)):
+                raise
             status = getattr(getattr(exc, "response", None), "status_code", None)
-            if status == 412:
+            if lost:  # a pull request: its answer was lost, so its state is unknown
+                hint = RETRY_HINT
+            elif status == 412:
                 hint = f"{repo_id}@{plan.branch} changed while uploading; nothing was committed. Rerun the upload."
             else:
                 scope = f"batch {index}/{len(batches)}" if len(batches) > 1 else "this commit"
@@ -188,6 +200,61 @@ def _commit_plan(
             prs.append(PullRequest(plan.branch, info.pr_url))
             revision = info.pr_revision or revision
     return commits, prs
+
+
+class _ConnectionLost(Exception):
+    """A commit request got no answer: it may or may not have been applied."""
+
+    def __init__(
+        self, exc: Exception, parent: str | None, adds: tuple[LocalFile, ...], deletes: tuple[str, ...], done: list[str]
+    ) -> None:
+        super().__init__(str(exc))
+        self.exc = exc
+        self.parent = parent
+        self.adds = adds
+        self.deletes = deletes
+        self.done = done  # commits of earlier batches
+
+
+def _applied(api: HfApi, repo_id: str, repo_type: str, head: str, lost: _ConnectionLost) -> bool:
+    """Whether the files at ``head`` are what the lost commit would have made them."""
+    remote = _remote_files(api, repo_id, repo_type, head)
+    added = all(remote.get(f.path_in_repo) in (f.oid, f"sha256:{f.sha256}") for f in lost.adds)
+    return added and not any(path in remote for path in lost.deletes)
+
+
+def _settle(api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, lost: _ConnectionLost, log: Log) -> HubError:
+    """After a lost commit answer, find out what the branch holds and say so.
+
+    A commit is atomic on the Hub, so the branch has either the new commit or its old head.
+    A branch this run created and whose first commit did not land is removed again.
+    """
+    what = f"committing to {repo_id}@{plan.branch}"
+    first = (str(lost.exc).strip().splitlines() or [""])[0][:200]
+    cause = f"{type(lost.exc).__name__}: {first}" if first else type(lost.exc).__name__
+    try:
+        head = (_remote_refs(api, repo_id, repo_type) or {}).get(plan.branch)
+        applied = head is not None and head != lost.parent and _applied(api, repo_id, repo_type, head, lost)
+    except HubError:
+        return HubError(
+            f"{what} failed: connection lost ({cause}), and the Hub could not be asked whether the commit was applied",
+            hint=RETRY_HINT,
+        )
+    if head == lost.parent or head is None:
+        state = f"{plan.branch} is unchanged"
+        if plan.create and head is not None and not lost.done:
+            removed = _rollback_branch(api, repo_id, repo_type, plan.branch, log)
+            state = f"the new branch {plan.branch} was removed again" if removed else f"the new branch {plan.branch} is still there, empty"
+        return HubError(f"{what} failed: connection lost before the commit was applied; {state} ({cause})", hint=RETRY_HINT)
+    if applied:
+        return HubError(
+            f"{what}: connection lost after the commit was applied; {plan.branch} has the new commit {head[:12]} ({cause})",
+            hint="rerun `kernel-builder upload` to finish: it sends only what is missing (nothing, if this was the last commit)",
+        )
+    return HubError(
+        f"{what} failed: connection lost ({cause}), and {plan.branch} moved to {head[:12]}, which is not this upload's commit",
+        hint="someone else pushed to the branch meanwhile; check it, then rerun `kernel-builder upload`",
+    )
 
 
 def _human(size: int) -> str:
@@ -285,13 +352,15 @@ def upload(options: UploadOptions, api: HfApi, log: Log = _stderr) -> UploadResu
     commits: list[str] = []
     prs: list[PullRequest] = []
     if version_plan.create and not version_plan.empty:
-        _create_branch(api, repo_id, repo_type, branch, refs.get("main"))
+        _create_branch(api, repo_id, repo_type, branch, refs.get("main"), log)
     for plan in plans:
         if plan.empty:
             log(f"{plan.branch}: nothing changed ({plan.unchanged} file(s) already up to date)")
             continue
         try:
             done, opened = _commit_plan(api, repo_id, repo_type, plan, options.create_pr, log)
+        except _ConnectionLost as lost:
+            raise _settle(api, repo_id, repo_type, plan, lost, log) from None
         except HubError:
             if plan.create:
                 _rollback_branch(api, repo_id, repo_type, branch, log)
@@ -308,7 +377,11 @@ def _create_repo(api: HfApi, repo_id: str, repo_type: str, private: bool, log: L
     log(f"Creating {repo_type} repository {repo_id}")
     try:
         url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
-    except HfHubHTTPError as exc:
+    except Exception as exc:
+        if not isinstance(exc, HfHubHTTPError):
+            if is_connection_error(exc):
+                raise hub_error(exc, f"creating the repository {repo_id}") from None
+            raise
         status = exc.response.status_code if exc.response is not None else None
         hint = None
         if status == 403:
@@ -321,27 +394,38 @@ def _create_repo(api: HfApi, repo_id: str, repo_type: str, private: bool, log: L
     return repo_id, _remote_refs(api, repo_id, repo_type) or {}
 
 
-def _create_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, start: str | None) -> None:
+def _create_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, start: str | None, log: Log) -> None:
     try:
         api.create_branch(repo_id, repo_type=repo_type, branch=branch, revision=start, exist_ok=False)
     except Exception as exc:
-        raise hub_error(exc, f"creating the branch {branch} in {repo_id}", hint="nothing was uploaded; rerun") from None
+        error = hub_error(exc, f"creating the branch {branch} in {repo_id}", hint="nothing was uploaded; rerun")
+        if is_connection_error(exc):
+            # The answer was lost, not necessarily the request: remove a branch that holds no build.
+            try:
+                created = branch in (_remote_refs(api, repo_id, repo_type) or {})
+            except HubError:
+                created = False
+            if created:
+                _rollback_branch(api, repo_id, repo_type, branch, log)
+        raise error from None
 
 
-def _rollback_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, log: Log) -> None:
+def _rollback_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, log: Log) -> bool:
     """Remove a branch this run created when its first commit failed, so no empty version appears."""
     try:
         api.delete_branch(repo_id, repo_type=repo_type, branch=branch)
         log(f"Removed the new branch {branch} again: its commit failed.")
+        return True
     except Exception:  # noqa: BLE001 - best effort; the commit error is what matters
         log(f"warning: could not remove the new, empty branch {branch}; delete it or rerun the upload")
+        return False
 
 
 def format_plans(result: UploadResult) -> str:
     """The exact operations per branch, one per line (what ``--dry-run`` prints)."""
     lines = [f"repository: {result.repo_id}{' (would be created)' if result.repo_created else ''}"]
     for plan in result.plans:
-        state = "new branch" if plan.create else "existing branch"
+        state = "new branch" if plan.create or result.repo_created else "existing branch"
         lines.append(f"branch {plan.branch} ({state}): {len(plan.adds)} to add, {len(plan.deletes)} to delete, "
                      f"{plan.unchanged} unchanged")
         lines.extend(f"  add    {f.path_in_repo} ({_human(f.size)})" for f in plan.adds)

@@ -30,7 +30,8 @@ __all__ = [
 ]
 
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
-_SAFE_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# Branch names may have `/` parts (`feature/x`): stored nested, as huggingface_hub does.
+_SAFE_REF = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*(?:/[A-Za-z0-9][A-Za-z0-9._-]*)*")
 
 
 def cache_root() -> Path:
@@ -72,9 +73,9 @@ def write_ref(root: Path, repo_id: str, ref: str, commit: str) -> None:
     """Record ``ref -> commit`` atomically (so offline ``version=N`` works later)."""
     if not _ref_ok(ref) or not _COMMIT.fullmatch(commit):
         return
-    refs = repo_folder(root, repo_id) / "refs"
-    refs.mkdir(parents=True, exist_ok=True)
-    _atomic_write(refs / ref, commit)
+    path = repo_folder(root, repo_id) / "refs" / ref
+    path.parent.mkdir(parents=True, exist_ok=True)
+    _atomic_write(path, commit)
 
 
 def cached_versions(root: Path, repo_id: str) -> dict[int, str]:

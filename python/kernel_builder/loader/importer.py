@@ -21,6 +21,7 @@ import attrs
 
 from kernel_builder.loader.errors import KernelNotFound
 from kernel_builder.loader.kernel_deps import providing
+from kernel_builder.loader.safe_import import check_module_id, spec_for
 from kernel_builder.loader.verify import verify_variant
 from kernel_builder.metadata import Metadata
 
@@ -109,8 +110,10 @@ def import_variant(
             metadata = Metadata.read(variant_dir / "metadata.json")
         verify_variant(variant_dir, metadata, verify_digest=verify_digest)
         _warn_if_dirty(metadata, variant_dir)
+        where = f"variant '{variant_dir.name}' of {repo_info.repo_id} (revision {repo_info.revision})" if repo_info else str(variant_dir)
+        check_module_id(metadata.id, where=where, ours=[k.module for k in _registry.values()])
         entry = _entry_point(variant_dir, metadata)
-        spec = importlib.util.spec_from_file_location(metadata.id, entry)
+        spec = spec_for(metadata.id, entry)  # source only: a planted .pyc never runs
         if spec is None or spec.loader is None:  # pragma: no cover - only for odd file systems
             raise KernelNotFound(f"cannot create an import spec for {entry}")
         module = importlib.util.module_from_spec(spec)

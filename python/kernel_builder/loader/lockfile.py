@@ -15,13 +15,14 @@ from typing import Any
 
 import attrs
 
+from kernel_builder._files import UnreadableFile, read_text
 from kernel_builder.errors import ConfigError
 from kernel_builder.loader.errors import InvalidRequest
 
 __all__ = ["Dependency", "Lock", "read_dependencies", "read_lockfile", "parse_lockfile", "dumps_lockfile", "find_lock", "LOCKFILE"]
 
 LOCKFILE = "kernels.lock"
-_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_COMMIT = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")  # the reference accepts either case
 
 
 @attrs.frozen
@@ -61,12 +62,18 @@ def read_dependencies(project_dir: Path) -> list[Dependency]:
     """``[tool.kernels.dependencies]`` of ``project_dir/pyproject.toml``, in file order."""
     path = Path(project_dir) / "pyproject.toml"
     try:
-        data = _load_toml(path.read_text())
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path}: {exc.strerror or exc}", hint="pass the project directory") from None
+        data = _load_toml(read_text(path))
+    except FileNotFoundError:
+        raise ConfigError(f"cannot read {path}: no such file", hint="pass the project directory") from None
+    except UnreadableFile as exc:
+        raise ConfigError(f"{_where(path, exc)}: {exc.reason}", hint="pass the project directory") from None
     except ValueError as exc:  # tomllib.TOMLDecodeError and tomlkit's parse errors are ValueErrors
         raise ConfigError(f"{path} is not valid TOML: {exc}") from None
-    table = data.get("tool", {}).get("kernels", {}).get("dependencies")
+    except RecursionError:
+        raise ConfigError(f"{path} is not valid TOML: arrays or tables nested too deeply") from None
+    tool = data.get("tool")
+    kernels = tool.get("kernels") if isinstance(tool, dict) else None
+    table = kernels.get("dependencies") if isinstance(kernels, dict) else None
     if not isinstance(table, dict) or not table:
         raise ConfigError(
             f"{path} has no [tool.kernels.dependencies] table",
@@ -89,10 +96,16 @@ def dumps_lockfile(locks: list[Lock]) -> str:
 def read_lockfile(path: Path) -> list[Lock]:
     """Parse a lock file; a malformed entry raises ``InvalidRequest`` naming it."""
     try:
-        text = Path(path).read_text()
-    except OSError as exc:
-        raise InvalidRequest(f"cannot read lock file {path}: {exc.strerror or exc}", hint="run `kernel-builder lock PROJECT`") from None
+        text = read_text(Path(path))
+    except FileNotFoundError:
+        raise InvalidRequest(f"cannot read lock file {path}: no such file", hint="run `kernel-builder lock PROJECT`") from None
+    except UnreadableFile as exc:
+        raise InvalidRequest(f"lock file {_where(path, exc)}: {exc.reason}", hint="regenerate it with `kernel-builder lock PROJECT`") from None
     return parse_lockfile(text, str(path))
+
+
+def _where(path: str | Path, exc: UnreadableFile) -> str:
+    return f"{path}:{exc.line}:{exc.column}" if exc.line is not None else str(path)
 
 
 def parse_lockfile(text: str, path: str) -> list[Lock]:
@@ -100,7 +113,9 @@ def parse_lockfile(text: str, path: str) -> list[Lock]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InvalidRequest(f"lock file {path} is not valid JSON: {exc}") from None
+        raise InvalidRequest(f"lock file {path}:{exc.lineno}:{exc.colno} is not valid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise InvalidRequest(f"lock file {path} is not a lock file: its JSON is nested too deeply", hint="regenerate it with `kernel-builder lock PROJECT`") from None
     if not isinstance(data, list):
         raise InvalidRequest(f"lock file {path} must hold a JSON list")
     locks = []
@@ -109,15 +124,23 @@ def parse_lockfile(text: str, path: str) -> list[Lock]:
             dep, commit = entry["dependency"], entry["lock"]["commit"]
             repo_id = dep["repo-id"]
             version, revision = dep.get("version"), dep.get("revision")
-            if (version is None) == (revision is None) or not _COMMIT.fullmatch(str(commit)):
+            if (version is None) == (revision is None) or not isinstance(commit, str) or not _COMMIT.fullmatch(commit):
                 raise KeyError
-        except (KeyError, TypeError):
+            if not isinstance(repo_id, str) or not _valid_spec(version, revision):
+                raise TypeError
+        except (KeyError, TypeError, AttributeError):
             raise InvalidRequest(
                 f"lock file {path}: entry {i} is not {{dependency: {{repo-id, version|revision}}, lock: {{commit}}}}",
                 hint="regenerate it with `kernel-builder lock PROJECT`",
             ) from None
         locks.append(Lock(Dependency(repo_id, version=version, revision=revision), str(commit).lower()))
     return locks
+
+
+def _valid_spec(version: object, revision: object) -> bool:
+    if version is not None:
+        return isinstance(version, int) and not isinstance(version, bool) and version >= 0
+    return isinstance(revision, str) and bool(revision)
 
 
 def find_lock(locks: list[Lock], repo_id: str) -> Lock:

@@ -8,9 +8,11 @@ cache so ``load_kernel(repo, lockfile=...)`` works offline afterwards.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from pathlib import Path
 
+from kernel_builder._files import write_atomic
 from kernel_builder.errors import KernelBuilderError, LoadError
 from kernel_builder.hub.download import HubClient
 from kernel_builder.loader.fetch import Target, install, install_all, select_revision
@@ -29,7 +31,11 @@ def lock_project(project_dir: Path, *, client: HubClient | None = None) -> list[
     for dep in read_dependencies(project_dir):
         target = select_revision(dep.repo_id, revision=dep.revision, version=dep.version, offline=False, client=client)
         locks.append(Lock(dep, target.commit))
-    (Path(project_dir) / LOCKFILE).write_text(dumps_lockfile(locks))
+    path = Path(project_dir) / LOCKFILE
+    try:
+        write_atomic(path, dumps_lockfile(locks))  # never a half-written lock
+    except OSError as exc:
+        raise LoadError(f"cannot write {path}: {exc.strerror or exc}; the previous lock file is unchanged") from None
     return locks
 
 
@@ -43,7 +49,7 @@ def download_project(
 ) -> list[tuple[Lock, Path | KernelBuilderError]]:
     """Download each locked kernel (best variant, or all); failures are reported, not raised."""
     path = Path(project_dir) / LOCKFILE
-    if not path.is_file():
+    if not os.path.lexists(path):  # anything else there is refused by read_lockfile, naming it
         raise LoadError(f"No kernels.lock file found in: {project_dir}", hint="run `kernel-builder lock PROJECT_DIR` first")
     client = client or HubClient()
     results: list[tuple[Lock, Path | KernelBuilderError]] = []

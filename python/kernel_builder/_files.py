@@ -1,0 +1,112 @@
+"""Reading small input files defensively and replacing files atomically.
+
+Input files (build.toml, kernels.lock, pyproject.toml) are read by the CLI from paths a
+user or an attacker chose. A FIFO would block forever, ``/dev/zero`` would read forever,
+a symlink loop or a directory raises an ``OSError``, and bytes that are not UTF-8 raise
+``UnicodeDecodeError``. ``read_text`` turns all of these into one ``OSError``-free
+answer: the text, or an ``UnreadableFile`` saying what is wrong. ``write_atomic``
+replaces a file through a temporary file in the same directory, so a crash leaves the
+old file or the new one, never half of either.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+__all__ = ["MAX_INPUT_BYTES", "UnreadableFile", "read_text", "write_atomic"]
+
+MAX_INPUT_BYTES = 1 << 20  # 1 MiB: a build.toml or lock file is a few kB
+
+
+class UnreadableFile(Exception):
+    """The file cannot be read as text; ``reason`` says why, ``line``/``column`` where."""
+
+    def __init__(self, reason: str, line: int | None = None, column: int | None = None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
+        self.column = column
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO (named pipe)"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _position(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and column (in characters) of byte ``offset``."""
+    before = data[:offset]
+    line = before.count(b"\n") + 1
+    start = before.rfind(b"\n") + 1
+    column = len(before[start:].decode("utf-8", errors="replace")) + 1
+    return line, column
+
+
+def read_text(path: Path, *, limit: int = MAX_INPUT_BYTES) -> str:
+    """The UTF-8 text of the regular file at ``path`` (symlinks followed), at most ``limit`` bytes.
+
+    Raises ``FileNotFoundError`` when nothing is there, else ``UnreadableFile``.
+    """
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:  # ELOOP, EACCES, ENAMETOOLONG, ENOTDIR...
+        raise UnreadableFile(f"cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        raise UnreadableFile(f"is {_kind(info.st_mode)}, expected a regular file")
+    if info.st_size > limit:
+        raise UnreadableFile(f"is {info.st_size} bytes; the limit is {limit} bytes")
+    try:
+        # O_NONBLOCK: if the path was swapped for a FIFO after the stat, open does not hang.
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        raise UnreadableFile(f"cannot read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise UnreadableFile("is not a regular file")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise UnreadableFile(f"is larger than the limit of {limit} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line, column = _position(data, exc.start)
+        raise UnreadableFile(f"is not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be decoded", line, column) from None
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a temporary file and ``os.replace`` (keeps the mode).
+
+    A symlink at ``path`` is followed: its target is replaced, the link stays a link.
+    """
+    path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
+    mode = path.stat().st_mode & 0o7777 if path.exists() else None
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
