@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kernel_builder import nix
-from kernel_builder.build.ops_id import unique_id
+from kernel_builder.variant_build.ops_id import unique_id
 from kernel_builder.cli.build import default_jobs, select_variants
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain import build_set_key, discover, is_stale

@@ -308,7 +308,7 @@ def _build_local(
     kernel_dir: Path, variants: Sequence[str], backends: Sequence[str], toolchain_python: str | None,
     jobs: int | None, verbose: bool, as_json: bool,
 ) -> None:
-    from kernel_builder.build.local import build_local
+    from kernel_builder.variant_build.local import build_local
 
     results = build_local(
         kernel_dir, variants=list(variants) or None, backends=list(backends) or None,

@@ -32,7 +32,7 @@ def check(directory: str, python: str | None, no_import: bool, strict_manylinux:
     Example:
       kernel-builder check examples/relu
     """
-    from kernel_builder.build.checks import check_tree
+    from kernel_builder.variant_build.checks import check_tree
     from kernel_builder.toolchain.discover import load_toolchains, python_for_variant
     from kernel_builder.toolchain.pinned import pinned_pythons
 

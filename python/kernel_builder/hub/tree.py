@@ -64,9 +64,9 @@ def read_tree(directory: Path) -> LocalTree:
 
 
 def _external_check(build_dir: Path) -> list[str]:
-    """``kernel_builder.build.checks.check_tree`` (layout, ABI, ...) when the build package has it."""
+    """``kernel_builder.variant_build.checks.check_tree`` (layout, ABI, ...) when the build package has it."""
     try:
-        checks = importlib.import_module("kernel_builder.build.checks")
+        checks = importlib.import_module("kernel_builder.variant_build.checks")
     except ImportError:
         return []
     check = getattr(checks, "check_tree", None)

@@ -203,7 +203,7 @@ def _compiler() -> dict[str, str]:
 
 
 def _cuda() -> dict[str, str] | None:
-    from kernel_builder.build.toolchain_probe import probe_cuda
+    from kernel_builder.variant_build.toolchain_probe import probe_cuda
     from kernel_builder.errors import BuildError
 
     try:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import attrs
 
-from kernel_builder.build.opslint import lint_tree
+from kernel_builder.variant_build.opslint import lint_tree
 from kernel_builder.digest import validate_digest
 from kernel_builder.errors import CheckError
 from kernel_builder.metadata import Metadata
@@ -224,7 +224,7 @@ def import_check(
 
 
 def _python_torch(python: str) -> tuple[tuple[int, int], str | None] | None:
-    from kernel_builder.build.toolchain_probe import probe_toolchain
+    from kernel_builder.variant_build.toolchain_probe import probe_toolchain
     from kernel_builder.errors import BuildError
 
     try:

@@ -17,7 +17,7 @@ from buildtest_helpers import (
     torch214_python,
 )
 
-from kernel_builder.build.local import build_local
+from kernel_builder.variant_build.local import build_local
 from kernel_builder.errors import BuildError
 
 pytestmark = pytest.mark.timeout(300)

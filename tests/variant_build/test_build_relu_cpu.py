@@ -19,7 +19,7 @@ from buildtest_helpers import (
     run_variant,
 )
 
-from kernel_builder.build.local import build_local
+from kernel_builder.variant_build.local import build_local
 from kernel_builder.digest import compute_digest, validate_digest
 from kernel_builder.metadata import Metadata
 
