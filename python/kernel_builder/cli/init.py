@@ -27,13 +27,12 @@ def _template(name: str) -> string.Template:
 def _default_builder_url() -> str:
     """This checkout: ``git+file:`` when it is a git work tree (Nix then copies only tracked
     files, not .venv or build outputs), else ``path:``."""
-    from kernel_builder.errors import NixError
-    from kernel_builder.toolchain.flake_input import builder_root
+    from kernel_builder._source import builder_source
 
-    try:
-        root = builder_root()
-    except NixError:
+    source = builder_source()
+    if source.kind == "installed" or not source.complete:  # a wheel's copy has no python/ beside it
         return "git+https://github.com/huggingface/kernel-builder"
+    root = source.flake_dir
     return f"git+file://{root}" if (root / ".git").exists() else f"path:{root}"
 
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from kernel_builder._source import nix_dir
 from kernel_builder.errors import ConfigError
 
 __all__ = [
@@ -135,11 +136,12 @@ class ToolchainLock:
 
 
 def lock_path() -> Path:
-    """``$KERNEL_BUILDER_TOOLCHAIN_LOCK``, else the checkout's ``nix/toolchain-lock.json``."""
+    """``$KERNEL_BUILDER_TOOLCHAIN_LOCK``, else kernel-builder's ``nix/toolchain-lock.json``
+    (the checkout's, or the copy an installed wheel carries)."""
     override = os.environ.get(ENV_VAR)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[3] / "nix" / "toolchain-lock.json"
+    return nix_dir() / "toolchain-lock.json"
 
 
 def _fail(path: Path, message: str) -> ConfigError:

@@ -22,6 +22,7 @@ from typing import Any
 
 import attrs
 
+from kernel_builder._source import nix_dir
 from kernel_builder.config.model import Backend, Version
 from kernel_builder.errors import ConfigError
 
@@ -97,11 +98,12 @@ class BuildSet:
 
 
 def build_sets_path() -> Path:
-    """Where ``build-sets.json`` is: ``$KERNEL_BUILDER_BUILD_SETS`` or the checkout's ``nix/``."""
+    """Where ``build-sets.json`` is: ``$KERNEL_BUILDER_BUILD_SETS`` or kernel-builder's ``nix/``
+    (the checkout's, or the copy an installed wheel carries)."""
     override = os.environ.get(ENV_VAR)
     if override:
         return Path(override)
-    return Path(__file__).resolve().parents[3] / "nix" / "build-sets.json"
+    return nix_dir() / "build-sets.json"
 
 
 def _fail(path: Path | str, message: str) -> ConfigError:
