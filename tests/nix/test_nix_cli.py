@@ -16,7 +16,7 @@ from kernel_builder import nix
 from kernel_builder.variant_build.ops_id import unique_id
 from kernel_builder.cli.build import default_jobs, select_variants
 from kernel_builder.errors import ConfigError
-from kernel_builder.toolchain import build_set_key, discover, is_stale
+from kernel_builder.toolchain.discover import build_set_key, discover, is_stale
 from kernel_builder.toolchain.flake_input import kernel_flake_ref, kernel_identity, prepare_flake_input, prepare_kernel_flake
 from nix_support import PYTHON, commit_all, copy_kernel, kernel_builder
 

@@ -33,7 +33,7 @@ def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _with_torch214(state: Path) -> None:
-    from kernel_builder.toolchain import discover, write_toolchains
+    from kernel_builder.toolchain.discover import discover, write_toolchains
 
     write_toolchains(discover([torch214_python(state)], state=state), state=state)
 

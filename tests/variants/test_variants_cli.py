@@ -15,7 +15,7 @@ SETS = {
         {"torch": "2.11", "backend": "cpu", "systems": ["x86_64-linux"], "bundle": False},
         {"torch": "2.12", "backend": "cpu", "systems": ["aarch64-darwin", "x86_64-linux"]},
         {"torch": "2.12", "backend": "cuda", "backendVersion": "12.6", "systems": ["x86_64-linux"]},
-        {"torch": "2.13", "backend": "cpu", "systems": ["aarch64-darwin", "x86_64-linux"], "local": ["x86_64-linux"]},
+        {"torch": "2.13", "backend": "cpu", "systems": ["aarch64-darwin", "x86_64-linux"]},
         {"torch": "2.13", "backend": "cuda", "backendVersion": "12.6", "systems": ["x86_64-linux"]},
     ]
 }

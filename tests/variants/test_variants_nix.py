@@ -29,7 +29,8 @@ def nix_eval(expr: str) -> object:
 def python_side(build, system: str) -> dict:
     result = matrix(build, load_build_sets(), system)
     return {
-        "variants": [v.to_json() for v in result.variants],
+        # `local` (this machine can build it) comes from the toolchain lock, a Python-only fact
+        "variants": [{k: x for k, x in v.to_json().items() if k != "local"} for v in result.variants],
         "skipped": [{"build_set": s.build_set.label, "reason": s.reason} for s in result.skipped],
         "decisions": [{"build_set": d.build_set.label, "reason": d.reason, "variant": d.variant} for d in result.decisions],
     }
