@@ -271,7 +271,7 @@ class TestDefaultBounds:
 
 class TestSetupEnvironmentsFromTheLock:
     def test_default_envs_follow_the_lock(self) -> None:
-        from kernel_builder.toolchain.lockfile import torch_environments
+        from kernel_builder.toolchain.lockrequests import torch_environments
         from kernel_builder.toolchain.setup import default_envs
 
         envs = default_envs()

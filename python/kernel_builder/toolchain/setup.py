@@ -27,7 +27,7 @@ import attrs
 
 from kernel_builder.errors import BuildError, ConfigError
 from kernel_builder.toolchain.discover import Environment, probe_environment
-from kernel_builder.toolchain.lockfile import torch_environments
+from kernel_builder.toolchain.lockrequests import torch_environments
 from kernel_builder.toolchain.state import state_dir
 
 __all__ = ["EnvSpec", "default_envs", "plan", "create_env"]

@@ -8,7 +8,7 @@ version. Entries are expanded to one ``BuildSet`` per system, in file order. The
 ``defaultBounds`` are the Torch and CUDA bounds a build.toml gets when it names none.
 
 ``BuildSet.local`` (this machine can build the set) is not in the shared file: it comes
-from the pinned toolchain lock (``toolchain/lockfile.served_build_sets``).
+from the pinned toolchain lock (``toolchain/lockrequests.served_build_sets``).
 
 The file is found through ``$KERNEL_BUILDER_BUILD_SETS`` or ``kernel_builder._source.nix_dir()``.
 """
@@ -27,7 +27,7 @@ import attrs
 from kernel_builder._source import nix_dir
 from kernel_builder.config.model import Backend, Version
 from kernel_builder.errors import ConfigError
-from kernel_builder.toolchain.lockfile import served_build_sets
+from kernel_builder.toolchain.lockrequests import served_build_sets
 
 __all__ = [
     "BuildSet",
