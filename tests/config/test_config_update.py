@@ -159,6 +159,7 @@ def test_update_keeps_file_mode(tmp_path: Path) -> None:
 
 def test_write_atomic_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A write that fails before the rename leaves build.toml as it was and no temporary file."""
+    import kernel_builder._files as files_mod
     import kernel_builder.config.update as update_mod
 
     d = kernel_dir(tmp_path, V4)
@@ -166,7 +167,7 @@ def test_write_atomic_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: py
     def no_rename(src: object, dst: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(update_mod.os, "replace", no_rename)
+    monkeypatch.setattr(files_mod.os, "replace", no_rename)  # update writes through _files.write_atomic
     with pytest.raises(OSError, match="No space left"):
         update_mod.write_atomic(d / "build.toml", "[general]\n")
     assert (d / "build.toml").read_text() == V4
