@@ -17,7 +17,7 @@ from kernel_builder.variant_build.ops_id import unique_id
 from kernel_builder.cli.build import default_jobs, select_variants
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.discover import build_set_key, discover, is_stale
-from kernel_builder.toolchain.flake_input import kernel_flake_ref, kernel_identity, prepare_flake_input, prepare_kernel_flake
+from kernel_builder.toolchain.flake_input import kernel_flake_ref, kernel_identity, needed_files, prepare_flake_input, prepare_kernel_flake
 from nix_support import PYTHON, commit_all, copy_kernel, kernel_builder
 
 TABLE = [
@@ -137,6 +137,18 @@ class TestKernelIdentity:
         (kernel / "relu_cpu" / "extra.cpp").write_text("// new\n")
         toml = kernel / "build.toml"
         toml.write_text(toml.read_text().replace('src = ["relu_cpu/relu_cpu.cpp"]', 'src = ["relu_cpu/relu_cpu.cpp", "relu_cpu/extra.cpp"]'))
+        assert prepare_kernel_flake(kernel, state=tmp_path / "state").ref == f"path:{kernel.resolve()}"
+
+    def test_an_untracked_torch_include_directory_switches_to_path(self, tmp_path: Path) -> None:
+        """[torch] include directories are inputs too (Build.input_paths, nix/lib/inputs.nix)."""
+        kernel = copy_kernel("relu", tmp_path / "k")
+        toml = kernel / "build.toml"
+        toml.write_text(toml.read_text().replace("[torch]\n", '[torch]\ninclude = ["common"]\n', 1))
+        commit_all(kernel)
+        assert "common" in needed_files(kernel)
+        assert prepare_kernel_flake(kernel, state=tmp_path / "state").ref == str(kernel.resolve())
+        (kernel / "common").mkdir()
+        (kernel / "common" / "util.h").write_text("#pragma once\n")
         assert prepare_kernel_flake(kernel, state=tmp_path / "state").ref == f"path:{kernel.resolve()}"
 
 

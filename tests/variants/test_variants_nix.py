@@ -58,6 +58,33 @@ def test_nix_unit_tests() -> None:
     assert result["count"] >= 40
 
 
+def test_input_paths_match_the_nix_source_filter(tmp_path: Path) -> None:
+    """Build.input_paths (the untracked-file check of git flakes) and nix/lib/inputs.nix (the
+    source filter) name the same files for every example and backend."""
+    from kernel_builder.config.model import Backend
+
+    with_includes = tmp_path / "with-includes"
+    with_includes.mkdir()
+    text = (REPO / "examples" / "relu" / "build.toml").read_text()
+    text = text.replace("[torch]\n", '[torch]\ninclude = ["./common", "."]\n', 1)
+    text = text.replace('src = ["relu_cuda/relu.cu"]', 'src = ["relu_cuda/relu.cu"]\ninclude = ["relu_cuda/inc"]')
+    (with_includes / "build.toml").write_text(text)
+    assert load(with_includes).input_paths()[-2:] == ("common", "relu_cuda/inc")
+    cases = []
+    for kernel in [with_includes, *sorted((REPO / "examples").iterdir())]:
+        if (kernel / "build.toml").is_file():
+            for backend in load(kernel).general.backends:
+                cases.append((kernel, backend))
+    pairs = " ".join(f"{{ path = {json.dumps(str(k))}; backend = {json.dumps(b.value)}; }}" for k, b in cases)
+    expr = f"""
+      let inputs = import {REPO}/nix/lib/inputs.nix; config = import {REPO}/nix/lib/kernel-config.nix; in
+      map (c: inputs.inputPaths (config (/. + c.path)) c.backend) [ {pairs} ]
+    """
+    for (kernel, backend), nix_side in zip(cases, nix_eval(expr), strict=True):  # type: ignore[arg-type]
+        python = load(kernel).input_paths(Backend(backend))
+        assert sorted(python) == sorted({*nix_side["files"], *nix_side["includeDirs"], nix_side["extDir"]}), (kernel.name, backend)
+
+
 def test_nix_unit_runner_reports_failures(tmp_path: Path) -> None:
     """The runner is not vacuous: a wrong expectation shows up as a failure."""
     expr = f"""

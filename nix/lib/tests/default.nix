@@ -7,11 +7,13 @@ let
     versions = import ../versions.nix;
     names = import ../names.nix;
     matrix = import ../matrix.nix;
+    inputs = import ../inputs.nix;
   };
   suites = {
     versions = import ./test_versions.nix;
     names = import ./test_names.nix;
     matrix = import ./test_matrix.nix;
+    inputs = import ./test_inputs.nix;
   };
   inherit (builtins) attrNames concatMap filter map;
   cases = concatMap

@@ -361,6 +361,11 @@ class Kernel:
 DEFAULT_PYEXT = ("py", "pyi")
 
 
+def _relative_dir(path: str) -> str:
+    """An include directory as a path under the kernel directory ("" for the directory itself)."""
+    return "" if path in (".", "./") else path.replace("./", "")
+
+
 @attrs.frozen
 class Build:
     """A whole build.toml: general settings, one framework, and compiled components."""
@@ -411,3 +416,23 @@ class Build:
         if isinstance(self.framework, Torch):
             return self.framework.stable_abi_for(backend)
         return None
+
+    def input_paths(self, backend: Backend | None = None) -> tuple[str, ...]:
+        """The kernel files and directories a build reads, relative to the kernel directory:
+        build.toml, the framework's and the components' ``src`` files, the Python package
+        directory (``ext_dir``; only its ``pyext`` files are read) and the ``include``
+        directories (framework and components), for one backend or (``None``) all of them.
+
+        ``nix/lib/inputs.nix`` (``inputPaths``) states the same rule for the Nix source
+        filter; a test compares the two.
+        """
+        kernels = [k for k in self.kernels.values() if backend is None or k.backend == backend]
+        framework_src = getattr(self.framework, "src", ())
+        framework_include = getattr(self.framework, "include", None) or ()
+        files = ["build.toml", *framework_src, *(f for k in kernels for f in k.src)]
+        dirs = [_relative_dir(d) for d in (*framework_include, *(d for k in kernels for d in k.include or ()))]
+        out: list[str] = []
+        for path in (*files, self.ext_dir, *(d for d in dirs if d)):
+            if path not in out:
+                out.append(path)
+        return tuple(out)

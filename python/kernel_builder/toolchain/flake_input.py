@@ -86,19 +86,15 @@ def kernel_identity(kernel_dir: Path) -> KernelIdentity:
 
 
 def needed_files(kernel_dir: Path) -> list[str]:
-    """Files and directories of the kernel that its variant derivations read."""
-    import tomllib
+    """Files and directories of the kernel that its variant derivations read
+    (``Build.input_paths`` over every backend); just build.toml when it does not parse."""
+    from kernel_builder.config.loading import read_file  # the readers are heavy; only builds need them
+    from kernel_builder.errors import ConfigError
 
     try:
-        toml = tomllib.loads((kernel_dir / "build.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+        return list(read_file(kernel_dir).build.input_paths())
+    except ConfigError:
         return ["build.toml"]
-    needed = ["build.toml", "torch-ext", "tvm-ffi-ext"]
-    for section in ("torch", "torch-noarch", "tvm-ffi"):
-        needed += [str(f) for f in toml.get(section, {}).get("src", [])]
-    for kernel in toml.get("kernel", {}).values():
-        needed += [str(f) for f in kernel.get("src", [])] + [str(d) for d in kernel.get("include", [])]
-    return needed
 
 
 def kernel_flake_ref(kernel_dir: Path, needed: list[str]) -> str:
