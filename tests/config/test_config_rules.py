@@ -70,7 +70,6 @@ cuda-minver = "12.0"
     )
     general = build.general
     assert general.upstream == GitUrl("git@github.com:org/relu.git")
-    assert general.upstream.normalized() == "ssh://github.com/org/relu.git"
     assert general.kernel_depends == (KernelDependency("org/a", version=2), KernelDependency("org/b", revision="abc"))
     assert general.backend_python_depends(Backend.CUDA) == ("nvidia-cutlass-dsl",)
     assert general.cuda.minver == Version((12, 6))

@@ -18,7 +18,7 @@ from kernel_builder.cli.build import default_jobs, select_variants
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.discover import build_set_key, discover, is_stale
 from kernel_builder.toolchain.flake_input import kernel_flake_ref, kernel_identity, needed_files, prepare_flake_input, prepare_kernel_flake
-from nix_support import PYTHON, commit_all, copy_kernel, kernel_builder
+from nix_support import PYTHON, commit_all, copy_kernel, dry_run, kernel_builder
 
 TABLE = [
     {"name": "torch212-cxx11-cpu-x86_64-linux", "backend": "cpu", "bundle": True, "buildable": False, "reason": "no torch 2.12"},
@@ -88,8 +88,8 @@ class TestNixDriver:
         again = nix.build([f"path:{tmp_path}#ok"], nix.NixOptions())
         assert again.returncode == 0 and again.built == ()
         assert Path(next(iter(again.outputs.values()))).read_text().strip() == salt
-        assert nix.dry_run([f"path:{tmp_path}#ok"]) == []
-        assert [Path(p).name.split("-", 1)[1] for p in nix.dry_run([f"path:{tmp_path}#bad"])] == ["kb-bad.drv"]
+        assert dry_run([f"path:{tmp_path}#ok"]) == []
+        assert [Path(p).name.split("-", 1)[1] for p in dry_run([f"path:{tmp_path}#bad"])] == ["kb-bad.drv"]
 
     def test_parse_log_line_ignores_noise(self) -> None:
         assert nix.parse_log_line("warning: Git tree is dirty") is None

@@ -1,7 +1,7 @@
 """The in-memory build.toml model.
 
-One model for every edition: the edition readers (``v3``, ``v4``, ``v5``) convert into
-it and the edition-5 writer serialises it back. Classes are frozen attrs values; value
+One model for every edition kernel-builder reads: the reader converts editions 4 and 5
+into it (v3 is only migrated, by ``update-build``) and the edition-5 writer serialises it back. Classes are frozen attrs values; value
 types (``Version``, ``Backend``, kernel names) validate themselves at construction, so a
 ``Build`` that exists is well formed.
 """
@@ -145,13 +145,6 @@ class GitUrl:
             return cls(text)
         raise ValueError(f"not a git URL: {text!r} (expected https://host/path or user@host:path)")
 
-    def normalized(self) -> str:
-        """SCP-like URLs as ``ssh://host/path``; scheme URLs unchanged."""
-        match = _SCP_LIKE.match(self.original)
-        if match and not _URL.match(self.original):
-            return f"ssh://{match['host']}/{match['path']}"
-        return self.original
-
     def __str__(self) -> str:
         return self.original
 
@@ -292,10 +285,6 @@ class General:
         table = {Backend.CUDA: self.cuda, Backend.NEURON: self.neuron, Backend.XPU: self.xpu}
         section = table.get(backend)
         return section.kernel_depends if section is not None else ()
-
-    def all_kernel_depends(self, backend: Backend) -> tuple[KernelDependency, ...]:
-        """General kernel dependencies followed by ``backend``'s own (as metadata lists them)."""
-        return self.kernel_depends + self.backend_kernel_depends(backend)
 
 
 @attrs.frozen

@@ -28,7 +28,6 @@ __all__ = [
     "Compute",
     "Variant",
     "parse",
-    "format",
     "format_variant",
     "try_parse",
     "flatten_version",
@@ -299,6 +298,3 @@ def try_parse(name: str) -> Variant | None:
 def format_variant(variant: Variant) -> str:
     """The name of ``variant`` (same as ``str(variant)``)."""
     return variant.name
-
-# ``names.format(v)`` reads naturally at call sites; the builtin is not used in this module.
-format = format_variant  # noqa: A001
