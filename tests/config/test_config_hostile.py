@@ -47,7 +47,7 @@ def run(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.
 
 
 def refused(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
-    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert result.returncode == 3, (result.stdout, result.stderr)
     assert "Traceback" not in result.stderr, result.stderr
     assert result.stderr.startswith("error: "), result.stderr
     for fragment in fragments:

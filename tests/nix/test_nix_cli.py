@@ -202,14 +202,14 @@ class TestBuildCommandErrors:
         kernel = copy_kernel("relu", tmp_path / "k", git=False)
         (kernel / "build.toml").write_text((kernel / "build.toml").read_text().replace('backend = "cpu"', 'backend = "cpuu"'))
         done = kernel_builder("build", str(kernel), env=dict(os.environ), check=False)
-        assert done.returncode == 1 and "kernel.relu_cpu.backend: unknown backend 'cpuu'" in done.stderr
+        assert done.returncode == 3 and "kernel.relu_cpu.backend: unknown backend 'cpuu'" in done.stderr
         assert "fetching" not in done.stderr and "selected" not in done.stderr  # stopped before toolchains and Nix
 
     def test_missing_flake_nix(self, tmp_path: Path) -> None:
         kernel = copy_kernel("relu", tmp_path / "k", git=False)
         (kernel / "flake.nix").unlink()
         done = kernel_builder("build", str(kernel), env=dict(os.environ), check=False)
-        assert done.returncode == 1 and "flake.nix does not exist" in done.stderr and "--local" in done.stderr
+        assert done.returncode == 3 and "flake.nix does not exist" in done.stderr and "--local" in done.stderr
 
     def test_help_does_not_import_torch(self) -> None:
         code = (

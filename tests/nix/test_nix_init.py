@@ -47,7 +47,7 @@ def test_init_refuses_to_overwrite(tmp_path: Path) -> None:
     env = dict(os.environ)
     kernel_builder("init", str(tmp_path / "k"), "--name", "o/k", "--backends", "cpu", "--no-git", env=env)
     done = kernel_builder("init", str(tmp_path / "k"), "--name", "o/k", "--backends", "cpu", env=env, check=False)
-    assert done.returncode == 1 and "already has: " in done.stderr and "--overwrite" in done.stderr
+    assert done.returncode == 3 and "already has: " in done.stderr and "--overwrite" in done.stderr
 
 
 @pytest.mark.slow

@@ -151,7 +151,7 @@ def test_unknown_system(tmp_path: Path, env) -> None:
 
 def test_missing_build_toml(tmp_path: Path, env) -> None:
     done = run(env, str(tmp_path))
-    assert done.returncode == 1
+    assert done.returncode == 3
     assert "build.toml" in done.stderr
 
 

@@ -73,7 +73,7 @@ def _external_check(build_dir: Path) -> list[str]:
     if check is None:
         return []
     try:
-        reports = check(build_dir)
+        reports = check(build_dir)  # one report per variant, failing ones included
     except CheckError as exc:
         return [line.strip() for line in exc.message.splitlines() if line.strip()]
     problems = []
