@@ -28,6 +28,7 @@ from kernel_builder._source import nix_dir
 from kernel_builder.config.model import Backend, Version
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.lockrequests import served_build_sets
+from kernel_builder.variants.names import VERSIONED_COMPUTE
 
 __all__ = [
     "BuildSet",
@@ -46,8 +47,9 @@ __all__ = [
 ENV_VAR = "KERNEL_BUILDER_BUILD_SETS"
 # Nix systems kernel-builder knows how to name.
 SYSTEMS = ("aarch64-darwin", "aarch64-linux", "x86_64-linux")
-_VERSIONED = {Backend.CUDA, Backend.ROCM, Backend.XPU}
 _BUILDABLE = {Backend.CPU, Backend.CUDA, Backend.METAL, Backend.ROCM, Backend.TPU, Backend.XPU}
+# Buildable backends whose variant token carries a version need a backendVersion (names.py's table).
+_VERSIONED = {b for b in _BUILDABLE if b.value in VERSIONED_COMPUTE}
 _KEYS = {"torch", "backend", "backendVersion", "systems", "bundle", "cxx11", "tvmFfi"}
 
 

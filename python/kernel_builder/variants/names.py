@@ -41,7 +41,7 @@ VERSIONED_COMPUTE: dict[str, str] = {"cuda": "cu", "rocm": "rocm", "xpu": "xpu",
 PLAIN_COMPUTE = ("cpu", "metal", "neuron", "tpu")
 
 _PREFIX_TO_BACKEND = {prefix: backend for backend, prefix in VERSIONED_COMPUTE.items()}
-_VERSIONED_RE = re.compile(r"(cu|rocm|xpu|cann)(\d+)(\d)")
+_VERSIONED_RE = re.compile("(" + "|".join(map(re.escape, VERSIONED_COMPUTE.values())) + r")(\d+)(\d)")
 _TORCH_RE = re.compile(r"torch(\d)(\d+)")
 _STABLE_RE = re.compile(r"torch-stable-abi(\d)(\d+)")
 _TVM_FFI_RE = re.compile(r"tvm-ffi(\d)(\d+)")
