@@ -14,7 +14,7 @@ import pytest
 
 from kernel_builder import nix
 from kernel_builder.variant_build.ops_id import unique_id
-from kernel_builder.cli.build import default_jobs, select_variants
+from kernel_builder.variants.selection import default_jobs, select_variants
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.discover import build_set_key, discover, is_stale
 from kernel_builder.toolchain.flake_input import kernel_flake_ref, kernel_identity, needed_files, prepare_flake_input, prepare_kernel_flake
