@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernel_builder.digest import Digest, compute_digest, hash_tree, is_excluded, validate_digest
+from kernel_builder.digest import Digest, compute_digest, is_excluded, validate_digest
 from kernel_builder.errors import CheckError
 from kernel_builder.layout import discover_variants
-from kernel_builder.metadata import BackendInfo, Metadata
+from kernel_builder.metadata import BackendInfo, Metadata, hash_tree
 
 ALG = {"sha256": kernels_data.DigestAlgorithm.SHA256, "sha512": kernels_data.DigestAlgorithm.SHA512}
 
