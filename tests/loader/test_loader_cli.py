@@ -81,7 +81,7 @@ def test_info_local_errors(tmp_path: Path, tree: Path) -> None:
     assert out.returncode == 7 and "cannot be used with a local path" in out.stderr
     (tmp_path / "empty").mkdir()
     out = kb("info", str(tmp_path / "empty"))
-    assert out.returncode == 1 and "No build variants found in:" in out.stderr
+    assert out.returncode == 7 and "No build variants found in:" in out.stderr
     out = kb("info", REPO, "--revision", "main", "--version", "1")
     assert out.returncode == 1 and "Only one of --revision or --version" in out.stderr
 
