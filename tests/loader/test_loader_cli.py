@@ -83,7 +83,7 @@ def test_info_local_errors(tmp_path: Path, tree: Path) -> None:
     out = kb("info", str(tmp_path / "empty"))
     assert out.returncode == 7 and "No build variants found in:" in out.stderr
     out = kb("info", REPO, "--revision", "main", "--version", "1")
-    assert out.returncode == 1 and "Only one of --revision or --version" in out.stderr
+    assert out.returncode == 7 and "Only one of --revision or --version" in out.stderr
 
 
 def test_info_hub(hub_server, tree: Path) -> None:
