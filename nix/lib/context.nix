@@ -16,7 +16,7 @@ let
   # the import closure of run_variant and that a change outside it keeps every derivation.
   variantBuildDirs = [ "config" "data" "variant_build" ];
   variantBuildFiles = [
-    "__init__.py" "_files.py" "_git.py" "_jsontext.py" "_source.py" "digest.py" "errors.py"
+    "__init__.py" "_files.py" "_git.py" "_jsontext.py" "_source.py" "digest.py" "errors.py" "ids.py"
     "layout.py" "metadata.py" "toolchain/__init__.py" "toolchain/lockrequests.py"
     "variants/__init__.py" "variants/buildsets.py" "variants/names.py"
   ];

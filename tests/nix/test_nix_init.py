@@ -36,7 +36,7 @@ def test_scaffold_files_are_a_valid_edition_5_kernel() -> None:
 
 @pytest.mark.parametrize(
     ("repo_id", "backends", "message"),
-    [("no-slash", ["cpu"], "--name must look like org/repo"), ("o/r", ["metal"], "cannot scaffold backend"), ("o/r", [], "cannot scaffold")],
+    [("no-slash", ["cpu"], "--name must look like ORG/NAME"), ("o/r", ["metal"], "cannot scaffold backend"), ("o/r", [], "cannot scaffold")],
 )
 def test_scaffold_rejects_bad_arguments(repo_id: str, backends: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):

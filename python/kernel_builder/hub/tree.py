@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from kernel_builder.ids import REPO_ID_RULE, RepoId
 from kernel_builder.config.model import validate_branch_name
 from kernel_builder.errors import CheckError, ConfigError
 from kernel_builder.hub import card as cardlib
@@ -119,8 +120,10 @@ def choose_target(tree: LocalTree, repo_id: str | None, branch: str | None) -> t
             "no repository to upload to",
             hint="pass --repo-id ORG/NAME or set `repo-id` under [general.hub] in build.toml",
         )
-    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise ConfigError(f"repository id {repo_id!r} must look like ORG/NAME", hint="for example --repo-id my-org/relu")
+    try:
+        RepoId.parse(repo_id)
+    except ValueError:
+        raise ConfigError(f"repository id {repo_id!r} must look like {REPO_ID_RULE}", hint="for example --repo-id my-org/relu") from None
     versions = {m.version for m in tree.metadata.values()}
     if len(versions) != 1:
         listing = ", ".join(f"{n}: v{m.version}" for n, m in sorted(tree.metadata.items()))
