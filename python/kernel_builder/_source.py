@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["BuilderSource", "ROOT_ENV_VAR", "builder_source", "nix_dir"]
+__all__ = ["BuilderSource", "ROOT_ENV_VAR", "builder_source", "nix_data_file", "nix_dir"]
 
 ROOT_ENV_VAR = "KERNEL_BUILDER_ROOT"
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -79,3 +79,10 @@ def builder_source() -> BuilderSource:
 def nix_dir() -> Path:
     """kernel-builder's ``nix/`` directory (build sets, toolchain lock, Nix library)."""
     return builder_source().flake_dir / "nix"
+
+
+def nix_data_file(name: str, env_var: str) -> Path:
+    """``$env_var`` when set, else ``nix/<name>`` of this kernel-builder (build-sets.json,
+    toolchain-lock.json)."""
+    override = os.environ.get(env_var)
+    return Path(override) if override else nix_dir() / name

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-from kernel_builder._source import nix_dir
+from kernel_builder._source import nix_data_file
 
 __all__ = ["ENV_VAR", "lock_path", "served_build_sets", "torch_environments"]
 
@@ -24,10 +23,7 @@ ENV_VAR = "KERNEL_BUILDER_TOOLCHAIN_LOCK"
 def lock_path() -> Path:
     """``$KERNEL_BUILDER_TOOLCHAIN_LOCK``, else kernel-builder's ``nix/toolchain-lock.json``
     (the checkout's, or the copy an installed wheel carries)."""
-    override = os.environ.get(ENV_VAR)
-    if override:
-        return Path(override)
-    return nix_dir() / "toolchain-lock.json"
+    return nix_data_file("toolchain-lock.json", ENV_VAR)
 
 
 @functools.lru_cache(maxsize=4)

@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from kernel_builder._source import nix_dir
+from kernel_builder._source import nix_data_file
 from kernel_builder.config.model import Backend, Version
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.lockrequests import served_build_sets
@@ -120,10 +120,7 @@ def build_set_key(torch: str, backend: str, backend_version: str | None = None) 
 def build_sets_path() -> Path:
     """Where ``build-sets.json`` is: ``$KERNEL_BUILDER_BUILD_SETS`` or kernel-builder's ``nix/``
     (the checkout's, or the copy an installed wheel carries)."""
-    override = os.environ.get(ENV_VAR)
-    if override:
-        return Path(override)
-    return nix_dir() / "build-sets.json"
+    return nix_data_file("build-sets.json", ENV_VAR)
 
 
 def _fail(path: Path | str, message: str) -> ConfigError:
