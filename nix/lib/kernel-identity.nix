@@ -1,7 +1,7 @@
 # The kernel's identity: the unique id in the ops namespace and the provenance commit.
 #
 # `kernel-builder build` computes it (builder.md §4: clean git -> short commit, dirty ->
-# HEAD tree + "_dirty") and records it, because Nix 2.8 gives a dirty tree no revision at
+# short commit + "_dirty"; outside git a hash of build.toml) and records it, because Nix 2.8 gives a dirty tree no revision at
 # all. Without a record: clean git -> shortRev; otherwise a prefix of the source hash
 # (every edit then changes the id, so everything rebuilds: use `kernel-builder build`).
 #

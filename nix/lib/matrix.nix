@@ -28,7 +28,6 @@ rec {
           bundle = entry.bundle or true;
           cxx11 = entry.cxx11 or true;
           tvmFfi = entry.tvmFfi or null;
-          local = elem system (entry.local or [ ]);
         })
         entry.systems)
       data.buildSets;
@@ -43,15 +42,18 @@ rec {
     builtins.sort builtins.lessThan
       (attrNames (listToAttrs (map (s: { name = s.system; value = true; }) sets)));
 
-  /* The facts of a parsed build.toml the matrix needs.
+  /* The facts of a parsed build.toml the matrix needs. Unset bounds come from the build
+     sets file's `defaultBounds` (null: unbounded).
 
-     Type: kernelConfig :: attrset -> { backends, framework, kernelBackends, stableAbiFor, torchMin, torchMax, cudaMin, cudaMax }
+     Type: kernelConfigWith :: defaultBounds -> attrset -> { backends, framework, kernelBackends, stableAbiFor, torchMin, torchMax, cudaMin, cudaMax }
 
      Example:
-       (kernelConfig (builtins.fromTOML "[general]\nbackends = [\"cpu\"]\n[torch]\n")).framework
+       (kernelConfigWith { } (builtins.fromTOML "[general]\nbackends = [\"cpu\"]\n[torch]\n")).framework
        => "torch"
   */
-  kernelConfig =
+  kernelConfigWith =
+    # `defaultBounds` of build-sets.json: { torch = { minver; maxver; }; cuda = { ... }; }
+    bounds:
     # builtins.fromTOML of build.toml
     toml:
     let
@@ -71,11 +73,17 @@ rec {
         if !(toml ? torch) || stable == null then null
         else if builtins.isString stable then stable
         else stable.${backend} or null;
-      torchMin = torch.minver or "2.0";
-      torchMax = torch.maxver or "99.9";
-      cudaMin = cuda.minver or "11.8";
-      cudaMax = cuda.maxver or "99.9";
+      torchMin = torch.minver or bounds.torch.minver or null;
+      torchMax = torch.maxver or bounds.torch.maxver or null;
+      cudaMin = cuda.minver or bounds.cuda.minver or null;
+      cudaMax = cuda.maxver or bounds.cuda.maxver or null;
     };
+
+  /* `kernelConfigWith` without default bounds.
+
+     Type: kernelConfig :: attrset -> { ... }
+  */
+  kernelConfig = kernelConfigWith { };
 
   /* A build set's short human name: "torch 2.13 cuda 13.0 x86_64-linux".
 
@@ -103,13 +111,13 @@ rec {
     if !(elem bs.backend cfg.backends) then
       "backend ${bs.backend} not in general.backends (${if cfg.backends == [ ] then "none" else builtins.concatStringsSep ", " cfg.backends})"
     else if cfg.framework == "tvm-ffi" && bs.tvmFfi == null then "no tvm-ffi version in this build set"
-    else if bs.backend == "cuda" && cmp bs.backendVersion cfg.cudaMin < 0 then
+    else if bs.backend == "cuda" && cfg.cudaMin != null && cmp bs.backendVersion cfg.cudaMin < 0 then
       "cuda ${bs.backendVersion} < [general.cuda].minver ${show cfg.cudaMin}"
-    else if bs.backend == "cuda" && cmp bs.backendVersion cfg.cudaMax > 0 then
+    else if bs.backend == "cuda" && cfg.cudaMax != null && cmp bs.backendVersion cfg.cudaMax > 0 then
       "cuda ${bs.backendVersion} > [general.cuda].maxver ${show cfg.cudaMax}"
-    else if cfg.framework == "torch" && cmp bs.torch cfg.torchMin < 0 then
+    else if cfg.framework == "torch" && cfg.torchMin != null && cmp bs.torch cfg.torchMin < 0 then
       "torch ${bs.torch} < [torch].minver ${show cfg.torchMin}"
-    else if cfg.framework == "torch" && cmp bs.torch cfg.torchMax > 0 then
+    else if cfg.framework == "torch" && cfg.torchMax != null && cmp bs.torch cfg.torchMax > 0 then
       "torch ${bs.torch} > [torch].maxver ${show cfg.torchMax}"
     else null;
 
@@ -148,7 +156,7 @@ rec {
     # a Nix system such as "x86_64-linux"; null or "all" for every system
     system:
     let
-      cfg = kernelConfig toml;
+      cfg = kernelConfigWith (buildSetsData.defaultBounds or { }) toml;
       all = expandBuildSets buildSetsData;
       candidates =
         if system == null || system == "all"
@@ -190,7 +198,6 @@ rec {
           backend_version = chosen.bs.backendVersion;
           torch = chosen.bs.torch;
           bundle = bundles != [ ];
-          inherit (chosen.bs) local;
           build_set = label chosen.bs;
         };
       firstOf = name: head (setsOf name);

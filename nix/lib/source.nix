@@ -1,7 +1,8 @@
 # The kernel source one backend's variants see, as a filtered store path.
 #
 # Only build.toml, the framework sources ([torch].src), the [kernel.*].src files of this
-# backend, and the files under torch-ext/ whose extension is in `pyext` enter; so editing
+# backend, the include directories, and the files under torch-ext/ whose extension is in
+# `pyext` enter (the rule is `inputs.nix`, shared with Build.input_paths); so editing
 # a CUDA-only file changes only the CUDA variants' inputs, and build/, result links,
 # tests and notes never cause a rebuild.
 #
@@ -9,17 +10,11 @@
 { path, config, backend }:
 let
   root = toString path;
-  kernels = config.kernelsFor backend;
-  explicit = (config.framework.src or [ ])
-    ++ builtins.concatLists (map (k: k.src or [ ]) kernels);
-  # include directories ([torch].include, this backend's [kernel.*].include) enter whole
-  includeDirs = map (d: builtins.replaceStrings [ "./" ] [ "" ] d)
-    (builtins.filter (d: d != "." && d != "./")
-      ((config.framework.include or [ ]) ++ builtins.concatLists (map (k: k.include or [ ]) kernels)));
+  inputs = (import ./inputs.nix).inputPaths config backend;
+  inherit (inputs) files includeDirs;
   underInclude = rel: builtins.any
     (d: rel == d || builtins.substring 0 (builtins.stringLength d + 1) rel == d + "/")
     includeDirs;
-  files = [ "build.toml" ] ++ explicit;
   # Every directory above an explicit file must pass the filter too.
   parentsOf = file:
     let

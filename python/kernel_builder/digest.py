@@ -24,7 +24,6 @@ __all__ = [
     "Digest",
     "compute_digest",
     "validate_digest",
-    "hash_tree",
     "is_excluded",
 ]
 
@@ -135,28 +134,3 @@ def validate_digest(variant_dir: str | os.PathLike[str], digest: Digest) -> list
             violations.append(f"File hash mismatch for {path}: expected: {expected}, got: {got}")
     violations.extend(f"Unknown file: {path}" for path in actual if path not in digest.files)
     return violations
-
-
-def hash_tree(build_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write a SHA-256 digest into the ``metadata.json`` of every variant under ``build_dir``.
-
-    Only the ``digest`` value changes; every other key and byte of the file is kept.
-
-    ``build_dir`` is discovered like every tree command does (``DIR/result``, ``DIR/build``
-    or ``DIR`` itself). Returns the variant directories that were hashed.
-    """
-    from kernel_builder.layout import discover_variants
-    from kernel_builder.metadata import Metadata, write_digest
-
-    _, variants = discover_variants(build_dir)
-    for variant in variants:
-        path = variant / "metadata.json"
-        Metadata.read(path)
-        try:
-            write_digest(path, compute_digest(variant))
-        except OSError as exc:
-            raise CheckError(
-                f"cannot write {path}: {exc.strerror or exc}",
-                hint="hash a writable copy of the tree (e.g. build/, not a read-only nix result/)",
-            ) from None
-    return variants

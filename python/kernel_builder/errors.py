@@ -1,7 +1,9 @@
 """One exception tree for the whole tool.
 
 Every error a user can cause is a ``KernelBuilderError``: it carries an exit code and
-an optional hint, and the Click entry point is the only place that catches it.
+an optional hint, and the Click entry point is the only place that catches it. Each class
+has its own exit code (docs/cli.md, "Exit codes"): 1 other, 2 usage (Click), 3 configuration,
+4 build, 5 nix, 6 hub, 7 load, 8 check.
 """
 
 from __future__ import annotations
@@ -36,34 +38,34 @@ class KernelBuilderError(Exception):
 class ConfigError(KernelBuilderError):
     """build.toml (or another input file) is invalid."""
 
-    exit_code = 1
+    exit_code = 3
 
 
 class CheckError(KernelBuilderError):
     """A built tree fails a layout, metadata, digest or ABI check."""
 
-    exit_code = 1
+    exit_code = 8
 
 
 class BuildError(KernelBuilderError):
     """Compiling or laying out a variant failed."""
 
-    exit_code = 1
+    exit_code = 4
 
 
 class NixError(KernelBuilderError):
     """A nix invocation failed; the message carries the command and the log tail."""
 
-    exit_code = 1
+    exit_code = 5
 
 
 class HubError(KernelBuilderError):
     """A Hub request failed; the message names the repo and branch."""
 
-    exit_code = 1
+    exit_code = 6
 
 
 class LoadError(KernelBuilderError):
     """A kernel could not be resolved, downloaded, verified or imported."""
 
-    exit_code = 1
+    exit_code = 7

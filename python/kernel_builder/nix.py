@@ -32,7 +32,6 @@ __all__ = [
     "copy_to_cache",
     "derivation_outputs",
     "derivations",
-    "dry_run",
     "empty_registry",
     "eval_json",
     "generate_cache_key",
@@ -336,17 +335,6 @@ def build(
         proc.returncode, outputs, tuple(failed), tuple(built), logs, tuple(errors), tuple(argv),
         machines, substituted, tuple(builder_errors), tuple(untrusted),
     )
-
-
-_WILL_BUILD = re.compile(r"derivations? will be built:\n((?:  /nix/store/\S+\n?)+)")
-
-
-def dry_run(installables: Sequence[str], *, flake_args: Sequence[str] = (), cwd: str | None = None) -> list[str]:
-    """The derivations ``nix build --dry-run`` says it would build (empty: all up to date)."""
-    done = run_nix(["build", "--dry-run", "--no-link", *flake_args, *installables], cwd=cwd)
-    match = _WILL_BUILD.search(done.stderr)
-    return sorted(line.strip() for line in match.group(1).splitlines()) if match else []
-
 
 
 # -- binary caches ----------------------------------------------------------------------

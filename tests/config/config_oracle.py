@@ -78,7 +78,7 @@ def ours(text: str) -> tuple[Verdict, list[str]]:
 
     general = parsed.build.general
     deps = tuple(
-        (name, tuple((d.repo_id, "version" if d.version is not None else "revision", str(d.version if d.version is not None else d.revision)) for d in general.all_kernel_depends(Backend(name))))
+        (name, tuple((d.repo_id, "version" if d.version is not None else "revision", str(d.version if d.version is not None else d.revision)) for d in (general.kernel_depends + general.backend_kernel_depends(Backend(name)))))
         for name in BACKENDS
     )
     backends = tuple(b.value for b in general.backends)

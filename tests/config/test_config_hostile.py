@@ -15,7 +15,7 @@ import pytest
 
 from kernel_files import add_sources
 
-from kernel_builder.build.scratch import _copy_sources
+from kernel_builder.variant_build.scratch import _copy_sources
 from kernel_builder.config import BuildTomlError, load
 from kernel_builder.errors import BuildError
 
@@ -47,7 +47,7 @@ def run(*args: str, cwd: Path | None = None, timeout: float = 60) -> subprocess.
 
 
 def refused(result: subprocess.CompletedProcess[str], *fragments: str) -> None:
-    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert result.returncode == 3, (result.stdout, result.stderr)
     assert "Traceback" not in result.stderr, result.stderr
     assert result.stderr.startswith("error: "), result.stderr
     for fragment in fragments:

@@ -45,8 +45,10 @@ paths = st.from_regex(r"[a-z_][a-z0-9_.-]{0,6}(/[a-z0-9_][a-z0-9_.-]{0,5}){0,2}"
 path_lists = st.lists(paths, max_size=3).map(tuple)
 opt_path_lists = st.none() | path_lists
 branches = st.from_regex(r"[a-z0-9][a-z0-9_-]{0,8}", fullmatch=True)
+# Hub repository ids (kernel_builder.ids.RepoId): the reader rejects anything else
+repo_ids = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9_-]{0,6}/[A-Za-z0-9][A-Za-z0-9_-]{0,6}", fullmatch=True)
 kernel_deps = st.lists(
-    st.builds(KernelDependency, texts, version=st.integers(0, 2**63)) | st.builds(KernelDependency, texts, revision=texts),
+    st.builds(KernelDependency, repo_ids, version=st.integers(0, 2**63)) | st.builds(KernelDependency, repo_ids, revision=texts),
     max_size=2,
 ).map(tuple)
 
@@ -65,7 +67,7 @@ generals = st.builds(
     source=st.none() | urls,
     python_depends=subsets("einops", "helion", "tvm-ffi"),
     kernel_depends=kernel_deps,
-    hub=st.none() | st.builds(Hub, st.none() | texts, st.none() | branches),
+    hub=st.none() | st.builds(Hub, st.none() | repo_ids, st.none() | branches),
     cuda=st.none() | st.builds(CudaGeneral, st.none() | versions, st.none() | versions, kernel_deps, subsets("nvidia-cutlass-dsl")),
     neuron=st.none() | st.builds(NeuronGeneral, kernel_deps, subsets("nki")),
     tpu=st.none() | st.just(TpuGeneral()),

@@ -70,7 +70,6 @@ cuda-minver = "12.0"
     )
     general = build.general
     assert general.upstream == GitUrl("git@github.com:org/relu.git")
-    assert general.upstream.normalized() == "ssh://github.com/org/relu.git"
     assert general.kernel_depends == (KernelDependency("org/a", version=2), KernelDependency("org/b", revision="abc"))
     assert general.backend_python_depends(Backend.CUDA) == ("nvidia-cutlass-dsl",)
     assert general.cuda.minver == Version((12, 6))
@@ -399,3 +398,18 @@ def test_docs_examples_are_valid(repo_root) -> None:
     for block in blocks:
         parsed = parse(block)
         assert parsed.edition == 5 and not parsed.warnings
+
+
+@pytest.mark.parametrize("repo_id", ["relu", "a/b/c", "../x", "a/..b", "org/-x", "/x", ""])
+def test_hub_and_kernel_dependency_repo_ids_follow_the_one_rule(repo_id: str) -> None:
+    """general.hub.repo-id and kernel-depends use kernel_builder.ids.RepoId, as upload and the loader do."""
+    from kernel_builder.ids import RepoId
+
+    with pytest.raises(ValueError, match="invalid Hub repository id"):
+        RepoId.parse(repo_id)
+    base = '[general]\nname = "relu"\nversion = 1\nedition = 5\nlicense = "MIT"\nbackends = ["cpu"]\n'
+    for extra in (f'[general.hub]\nrepo-id = "{repo_id}"\n', f'kernel-depends = [{{ repo-id = "{repo_id}", version = 1 }}]\n'):
+        text = base + extra if extra.startswith("[") else base.replace("[general]\n", "[general]\n" + extra)
+        with pytest.raises(ConfigError, match="invalid Hub repository id"):
+            loads(text + "[torch-noarch]\n")
+    assert str(RepoId.parse("my-org/relu.v2")) == "my-org/relu.v2"

@@ -109,7 +109,7 @@ def test_check_and_diff_do_not_write(tmp_path: Path) -> None:
 
 def test_v3_migration_adds_version_and_noarch(tmp_path: Path) -> None:
     d = kernel_dir(tmp_path, V3)
-    assert run("check-config", str(d)).returncode == 1
+    assert run("check-config", str(d)).returncode == 3
     result = run("update-build", str(d))
     assert result.returncode == 0, result.stderr
     new = (d / "build.toml").read_text()
@@ -136,7 +136,7 @@ def test_v3_tvm_ffi_without_src_needs_one() -> None:
 def test_v3_without_license_is_an_error(tmp_path: Path) -> None:
     d = kernel_dir(tmp_path, V3.replace('license = "MIT"   # required to migrate\n', ""))
     result = run("update-build", str(d))
-    assert result.returncode == 1
+    assert result.returncode == 3
     assert "general.license: missing required key `license` (edition 5 needs it)" in result.stderr
     assert (d / "build.toml").read_text() == V3.replace('license = "MIT"   # required to migrate\n', "")
 
@@ -145,7 +145,7 @@ def test_invalid_file_is_not_touched(tmp_path: Path) -> None:
     text = V4.replace('backend = "cuda"', 'backend = "gpu"')
     d = kernel_dir(tmp_path, text)
     result = run("update-build", str(d))
-    assert result.returncode == 1
+    assert result.returncode == 3
     assert "kernel.relu.backend: unknown backend 'gpu'" in result.stderr
     assert (d / "build.toml").read_text() == text
 
@@ -167,7 +167,7 @@ def test_write_atomic_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: py
     def no_rename(src: object, dst: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(files_mod.os, "replace", no_rename)
+    monkeypatch.setattr(files_mod.os, "replace", no_rename)  # update writes through _files.write_atomic
     with pytest.raises(OSError, match="No space left"):
         update_mod.write_atomic(d / "build.toml", "[general]\n")
     assert (d / "build.toml").read_text() == V4
@@ -216,7 +216,7 @@ def test_check_config_v4_warns_and_passes(tmp_path: Path) -> None:
 def test_check_config_reports_all_errors(tmp_path: Path) -> None:
     text = V4.replace('name = "relu"', 'name = "Relu"').replace('"cpu",', '"gpu",').replace('depends = ["torch"]', "depends = 1")
     result = run("check-config", str(kernel_dir(tmp_path, text)))
-    assert result.returncode == 1 and result.stdout == ""
+    assert result.returncode == 3 and result.stdout == ""
     path = tmp_path / "build.toml"
     lines = result.stderr.splitlines()
     assert lines[0] == f"error: {path}: 3 problems found (no `general.edition`, read as legacy v4)"
@@ -263,7 +263,7 @@ def test_check_config_reports_a_stable_abi_no_torch_can_build(tmp_path: Path) ->
     major, minor = _newest_torch("cpu")
     too_new = f"{major}.{minor + 1}"
     result = run("check-config", str(kernel_dir(tmp_path, STABLE.format(stable=f'stable-abi = {{ cpu = "{too_new}" }}'))))
-    assert result.returncode == 1 and result.stdout == ""
+    assert result.returncode == 3 and result.stdout == ""
     path = tmp_path / "build.toml"
     lines = result.stderr.splitlines()
     assert lines[0] == f"error: {path}: 1 problem found"
@@ -274,7 +274,7 @@ def test_check_config_reports_a_stable_abi_no_torch_can_build(tmp_path: Path) ->
     assert lines[2].startswith("hint: lower the stable ABI")
     # the one-string form names the key itself
     result = run("check-config", str(kernel_dir(tmp_path, STABLE.format(stable=f'stable-abi = "{too_new}"'))))
-    assert result.returncode == 1 and f"{path}:10:14: torch.stable-abi: stable ABI {too_new} for cpu" in result.stderr
+    assert result.returncode == 3 and f"{path}:10:14: torch.stable-abi: stable ABI {too_new} for cpu" in result.stderr
     # an older one passes quietly
     result = run("check-config", str(kernel_dir(tmp_path, STABLE.format(stable='stable-abi = "2.11"'))))
     assert result.returncode == 0 and result.stderr == "", result.stderr

@@ -80,7 +80,7 @@ def test_a_broken_tree_is_refused_before_any_request(hub_server, tmp_path: Path,
     root = make_kernel(tmp_path / "relu")
     fragment = breakage(root)
     done = run_cli(str(root))
-    assert done.returncode == 1, done.stderr
+    assert done.returncode == 8, done.stderr
     assert "Traceback" not in done.stderr and fragment in done.stderr, done.stderr
     assert hub_server.requests == []  # not one request, so nothing was published
 
@@ -107,7 +107,7 @@ def test_a_dropped_commit_leaves_a_whole_state_and_a_rerun_finishes(hub_server, 
     hub_server.drop_next("commit", after_apply=after_apply)
 
     failed = run_cli(str(root))
-    assert failed.returncode == 1, failed.stderr
+    assert failed.returncode == 6, failed.stderr
     assert "Traceback" not in failed.stderr, failed.stderr
     assert f"committing to {REPO}@v1" in failed.stderr and "connection lost" in failed.stderr, failed.stderr
     assert "RemoteProtocolError" in failed.stderr and "rerun" in failed.stderr
@@ -142,7 +142,7 @@ def test_a_dropped_branch_creation_leaves_no_empty_branch(hub_server, tmp_path: 
     _prepare(hub_server, root, branch_exists=False)
     hub_server.drop_next("create_branch", after_apply=after_apply)
     failed = run_cli(str(root))
-    assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr
+    assert failed.returncode == 6 and "Traceback" not in failed.stderr, failed.stderr
     assert "creating the branch v1" in failed.stderr and "connection lost" in failed.stderr
     assert "v1" not in hub_server.branches(REPO)
     assert run_cli(str(root)).returncode == 0
@@ -166,7 +166,7 @@ def test_other_dropped_requests_are_clear_errors(hub_server, tmp_path: Path, end
     root = make_kernel(tmp_path / "relu")
     hub_server.drop_next(endpoint, after_apply=after_apply)
     failed = run_cli(str(root))
-    assert failed.returncode == 1, failed.stderr
+    assert failed.returncode == 6, failed.stderr
     assert "Traceback" not in failed.stderr and "connection lost" in failed.stderr, failed.stderr
     assert "rerun" in failed.stderr
     rerun = run_cli(str(root))
@@ -187,7 +187,7 @@ def test_a_rerun_after_an_applied_drop_is_a_no_op(hub_server, tmp_path: Path) ->
     root = make_kernel(tmp_path / "relu")
     _prepare(hub_server, root, branch_exists=True)
     hub_server.drop_next("commit", after_apply=True)
-    assert run_cli(str(root)).returncode == 1
+    assert run_cli(str(root)).returncode == 6
     rerun = run_cli(str(root), "--output-json", "-")
     assert json.loads(rerun.stdout[rerun.stdout.index("{") :])["status"] == "no_changes"  # nothing was missing
 
@@ -196,6 +196,6 @@ def test_a_rerun_after_an_applied_drop_is_a_no_op(hub_server, tmp_path: Path) ->
 def test_a_branch_that_is_a_path_is_refused_before_any_request(hub_server, tmp_path: Path, branch: str) -> None:
     root = make_kernel(tmp_path / "relu")
     done = run_cli(str(root), "--branch", branch)
-    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
     assert f"invalid branch name {branch!r}" in done.stderr
     assert hub_server.requests == []

@@ -162,7 +162,7 @@ def test_commit_failure_leaves_branch_unchanged_and_rerun_works(hub_server, tmp_
 
     hub_server.fail_next("commit", status=500, message="storage backend unavailable")
     failed = run_cli(str(root), env={"HF_TOKEN": SECRET})
-    assert failed.returncode == 1
+    assert failed.returncode == 6
     assert SECRET not in failed.stdout + failed.stderr  # not even in the error report
     assert "HTTP 500" in failed.stderr and "storage backend unavailable" in failed.stderr
     assert "rerunning `kernel-builder upload` is safe" in failed.stderr
@@ -233,7 +233,7 @@ def test_digest_mismatch_refuses_unless_forced(hub_server, tmp_path):
     root = make_kernel(tmp_path / "relu")
     (root / "build/torch-cpu/_ops.py").write_text("# edited after hashing\n")
     refused = run_cli(str(root))
-    assert refused.returncode == 1
+    assert refused.returncode == 8
     assert "File hash mismatch for _ops.py" in refused.stderr and "--force" in refused.stderr
     assert hub_server.requests == []
     forced = run_cli(str(root), "--force")
@@ -246,7 +246,7 @@ def test_layout_failure_refuses_unless_forced(hub_server, tmp_path):
     (root / "build/torch-cuda/__init__.py").unlink()
     rehash(root / "build/torch-cuda")  # digests match: only the layout is wrong
     refused = run_cli(str(root))
-    assert refused.returncode == 1
+    assert refused.returncode == 8
     assert "torch-cuda: no __init__.py at the variant root" in refused.stderr and "--force" in refused.stderr
     assert hub_server.requests == []
     forced = run_cli(str(root), "--force")
@@ -260,21 +260,21 @@ def test_missing_digest_refuses(hub_server, tmp_path):
     del meta["digest"]
     (root / "build/torch-cuda/metadata.json").write_text(json.dumps(meta))
     refused = run_cli(str(root))
-    assert refused.returncode == 1 and "no digest" in refused.stderr
+    assert refused.returncode == 8 and "no digest" in refused.stderr
 
 
 def test_versions_must_agree(hub_server, tmp_path):
     root = make_kernel(tmp_path / "relu")
     write_variant(root / "build", "cuda", version=2)
     refused = run_cli(str(root))
-    assert refused.returncode == 1
+    assert refused.returncode == 8
     assert "disagree on the version" in refused.stderr and "torch-cuda: v2" in refused.stderr
 
 
 def test_repo_id_is_required(hub_server, tmp_path):
     root = make_kernel(tmp_path / "relu", repo_id=None)
     refused = run_cli(str(root))
-    assert refused.returncode == 1 and "--repo-id" in refused.stderr
+    assert refused.returncode == 3 and "--repo-id" in refused.stderr
     ok = run_cli(str(root), "--repo-id", "other/relu")
     assert ok.returncode == 0, ok.stderr
     assert hub_server.has_repo("other/relu")
@@ -305,7 +305,7 @@ def test_bare_build_tree_and_model_repo(hub_server, tmp_path):
 def test_create_pr(hub_server, tmp_path):
     root = make_kernel(tmp_path / "relu")
     refused = run_cli(str(root), "--create-pr")
-    assert refused.returncode == 1 and "cannot create it" in refused.stderr
+    assert refused.returncode == 6 and "cannot create it" in refused.stderr
     _upload(hub_server, root)
     head = hub_server.head(REPO, "v1")
     write_variant(root / "build", "cpu", factor=9.0)

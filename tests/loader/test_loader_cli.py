@@ -78,12 +78,12 @@ def test_info_local_matches_reference(tree: Path, minver: str | None) -> None:
 
 def test_info_local_errors(tmp_path: Path, tree: Path) -> None:
     out = kb("info", str(tree), "--revision", "main")
-    assert out.returncode == 1 and "cannot be used with a local path" in out.stderr
+    assert out.returncode == 7 and "cannot be used with a local path" in out.stderr
     (tmp_path / "empty").mkdir()
     out = kb("info", str(tmp_path / "empty"))
-    assert out.returncode == 1 and "No build variants found in:" in out.stderr
+    assert out.returncode == 7 and "No build variants found in:" in out.stderr
     out = kb("info", REPO, "--revision", "main", "--version", "1")
-    assert out.returncode == 1 and "Only one of --revision or --version" in out.stderr
+    assert out.returncode == 7 and "Only one of --revision or --version" in out.stderr
 
 
 def test_info_hub(hub_server, tree: Path) -> None:
@@ -101,7 +101,7 @@ def test_info_hub(hub_server, tree: Path) -> None:
     data = json.loads(kb("info", REPO, "--revision", "main", "--json").stdout)
     assert data["revision"] == "main" and data["backends"] == ["cpu", "cuda"]
     out = kb("info", REPO, "--version", "9")
-    assert out.returncode == 1 and "Version 9 not found, available versions: 3" in out.stderr
+    assert out.returncode == 7 and "Version 9 not found, available versions: 3" in out.stderr
 
 
 def test_info_hub_without_versions_reads_main(hub_server, tree: Path) -> None:
@@ -199,7 +199,7 @@ def test_download_all_variants_and_missing_lock(hub_server, tmp_path: Path) -> N
     project = tmp_path / "p"
     project.mkdir()
     out = kb("download", str(project))
-    assert out.returncode == 1 and "No kernels.lock file found in:" in out.stderr
+    assert out.returncode == 7 and "No kernels.lock file found in:" in out.stderr
     (project / "pyproject.toml").write_text(f'[tool.kernels.dependencies]\n"{REPO}" = 1\n')
     assert kb("lock", str(project)).returncode == 0
     out = kb("download", str(project), "--all-variants")
@@ -218,7 +218,7 @@ def test_download_all_variants_verifies_every_digest(hub_server, tmp_path: Path)
     (project / "pyproject.toml").write_text(f'[tool.kernels.dependencies]\n"{REPO}" = 1\n')
     assert kb("lock", str(project)).returncode == 0
     out = kb("download", str(project), "--all-variants")
-    assert out.returncode == 1
+    assert out.returncode == 7
     assert "torch-cuda" in out.stderr and "File hash mismatch for _ops.py" in out.stderr
     assert "1 kernel(s) failed to download: acme/relu-cli" in out.stderr
     out = kb("download", str(project), "--all-variants", env={"KERNEL_BUILDER_SKIP_DIGEST": "1"})

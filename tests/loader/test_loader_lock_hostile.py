@@ -68,13 +68,13 @@ def test_hostile_lock_files_give_one_error(tmp_path: Path, content: bytes, fragm
         read_lockfile(path)
     assert fragment in str(info.value)
     done = run("download", str(tmp_path))  # the CLI: exit 1, no traceback
-    assert done.returncode == 1 and "Traceback" not in done.stderr and fragment in done.stderr, done.stderr
+    assert done.returncode == 7 and "Traceback" not in done.stderr and fragment in done.stderr, done.stderr
 
 
 def test_a_fifo_lock_file_does_not_hang(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / "kernels.lock")
     done = run("download", str(tmp_path))
-    assert done.returncode == 1 and "is a FIFO" in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 7 and "is a FIFO" in done.stderr and "Traceback" not in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize(
@@ -88,7 +88,7 @@ def test_a_fifo_lock_file_does_not_hang(tmp_path: Path) -> None:
 def test_hostile_pyproject_gives_one_error(tmp_path: Path, pyproject: bytes, fragment: str) -> None:
     (tmp_path / "pyproject.toml").write_bytes(pyproject)
     done = run("lock", str(tmp_path))
-    assert done.returncode == 1 and "Traceback" not in done.stderr and fragment in done.stderr, done.stderr
+    assert done.returncode == 3 and "Traceback" not in done.stderr and fragment in done.stderr, done.stderr
     assert not (tmp_path / "kernels.lock").exists()
 
 
@@ -118,7 +118,7 @@ def test_a_lock_write_that_fails_leaves_the_old_lock(project: Path, hub_server) 
         """
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, env=os.environ)
-    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 7 and "Traceback" not in done.stderr, done.stderr
     assert "cannot write" in done.stderr and "the previous lock file is unchanged" in done.stderr
     assert (project / "kernels.lock").read_text() == old  # untouched, still valid
     assert sorted(p.name for p in project.iterdir()) == ["kernels.lock", "pyproject.toml"]  # no temporary left

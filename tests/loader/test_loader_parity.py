@@ -21,7 +21,7 @@ import torch
 from loader_trees import write_variant
 
 import kernel_builder
-from kernel_builder.digest import hash_tree
+from kernel_builder.metadata import hash_tree
 from kernel_builder.loader import compat
 from kernel_builder.loader.compat import DeviceArch, IncompatibleDevice, LoaderTooOld, arch_problem
 from kernel_builder.metadata import Metadata
@@ -37,6 +37,20 @@ def _with(vdir: Path, **keys: object) -> Path:
     data.update(keys)
     path.write_text(json.dumps(data, indent=2))
     return vdir
+
+
+@pytest.fixture(autouse=True)
+def _forget_imported_kernels():
+    """Tests here load trees that share a metadata id (loader_trees derives it from name,
+    variant and version) from different directories. The loader refuses an id that names an
+    already imported module, so each test starts without the kernels earlier tests imported."""
+    import sys
+
+    before = set(sys.modules)
+    yield
+    for name in set(sys.modules) - before:
+        if name.startswith("_") and not name.startswith("__"):
+            sys.modules.pop(name, None)
 
 
 def _outcome(call) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -59,6 +60,18 @@ def copy_kernel(name: str, dest: Path, *, git: bool = True, salt: bool = False) 
     if git:
         commit_all(dest, init=True)
     return dest
+
+
+_WILL_BUILD = re.compile(r"derivations? will be built:\n((?:  /nix/store/\S+\n?)+)")
+
+
+def dry_run(installables: list[str], *, flake_args: tuple[str, ...] | list[str] = (), cwd: str | None = None) -> list[str]:
+    """The derivations ``nix build --dry-run`` says it would build (empty: all up to date)."""
+    from kernel_builder.nix import run_nix
+
+    done = run_nix(["build", "--dry-run", "--no-link", *flake_args, *installables], cwd=cwd)
+    match = _WILL_BUILD.search(done.stderr)
+    return sorted(line.strip() for line in match.group(1).splitlines()) if match else []
 
 
 def make_dirty(kernel: Path) -> None:

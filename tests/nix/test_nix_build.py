@@ -16,7 +16,7 @@ import pytest
 
 from kernel_builder import nix
 from kernel_builder.toolchain.flake_input import prepare_kernel_flake
-from nix_support import PYTHON, copy_kernel, kernel_builder, make_dirty, run_with_kernels, snapshot_builder, torch214_python
+from nix_support import PYTHON, copy_kernel, dry_run, kernel_builder, make_dirty, run_with_kernels, snapshot_builder, torch214_python
 
 pytestmark = pytest.mark.slow
 
@@ -84,7 +84,7 @@ def test_second_build_builds_nothing(relu: Path, env: dict[str, str]) -> None:
     assert "nix built 0 derivation(s)" in stderr
     prepared = prepare_kernel_flake(relu)
     installables = [prepared.installable(f"redistributable.{v}") for v in (CPU213, CPU214)]
-    assert nix.dry_run(installables, flake_args=prepared.flake_args) == []
+    assert dry_run(installables, flake_args=prepared.flake_args) == []
 
 
 def test_checks_outputs_run_kernel_builder_check_on_each_variant(relu: Path, env: dict[str, str]) -> None:
@@ -120,12 +120,12 @@ print(json.dumps(hasattr(getattr(torch.ops, {metadata['id']!r}), "relu")))
 def test_cpu_only_edit_rebuilds_only_cpu_variants(relu: Path, env: dict[str, str]) -> None:
     prepared = prepare_kernel_flake(relu)
     everything = [prepared.installable(f"redistributable.{v}") for v in (CPU213, CPU214, CU130)]
-    assert nix.dry_run(everything, flake_args=prepared.flake_args) == []
+    assert dry_run(everything, flake_args=prepared.flake_args) == []
     source = relu / "relu_cpu" / "relu_cpu.cpp"
     source.write_text(source.read_text() + "\n// a comment changes the CPU variants only\n")
     prepared = prepare_kernel_flake(relu)
     everything = [prepared.installable(f"redistributable.{v}") for v in (CPU213, CPU214, CU130)]
-    stale = nix.dry_run(everything, flake_args=prepared.flake_args)
+    stale = dry_run(everything, flake_args=prepared.flake_args)
     assert sorted(Path(p).name.split("-", 1)[1] for p in stale) == sorted(
         [f"relu-{CPU213}.drv", f"relu-{CPU214}.drv"]
     )
@@ -187,7 +187,7 @@ def test_failed_variant_shows_log_tail_and_keeps_the_others(tmp_path: Path, env:
     broken = kernel / "relu_cpu" / "relu_cpu.cpp"
     broken.write_text(broken.read_text() + "\nthis is not C++;\n")
     done = kernel_builder("build", str(kernel), "--variant", CPU213, "--variant", "torch-cuda", "--json", env=env, check=False)
-    assert done.returncode == 1
+    assert done.returncode == 4
     rows = {row["variant"]: row for row in json.loads(done.stdout)}
     assert rows[CPU213]["status"] == "failed" and rows["torch-cuda"]["status"] == "built"
     assert (kernel / "build" / "torch-cuda" / "metadata.json").is_file()

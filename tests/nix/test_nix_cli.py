@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from kernel_builder import nix
-from kernel_builder.build.ops_id import unique_id
-from kernel_builder.cli.build import default_jobs, select_variants
+from kernel_builder.variant_build.ops_id import unique_id
+from kernel_builder.variants.selection import default_jobs, select_variants
 from kernel_builder.errors import ConfigError
-from kernel_builder.toolchain import build_set_key, discover, is_stale
-from kernel_builder.toolchain.flake_input import kernel_flake_ref, kernel_identity, prepare_flake_input, prepare_kernel_flake
-from nix_support import PYTHON, commit_all, copy_kernel, kernel_builder
+from kernel_builder.toolchain.discover import build_set_key, discover, is_stale
+from kernel_builder.toolchain.flake_input import kernel_flake_ref, kernel_identity, needed_files, prepare_flake_input, prepare_kernel_flake
+from nix_support import PYTHON, commit_all, copy_kernel, dry_run, kernel_builder
 
 TABLE = [
     {"name": "torch212-cxx11-cpu-x86_64-linux", "backend": "cpu", "bundle": True, "buildable": False, "reason": "no torch 2.12"},
@@ -88,8 +88,8 @@ class TestNixDriver:
         again = nix.build([f"path:{tmp_path}#ok"], nix.NixOptions())
         assert again.returncode == 0 and again.built == ()
         assert Path(next(iter(again.outputs.values()))).read_text().strip() == salt
-        assert nix.dry_run([f"path:{tmp_path}#ok"]) == []
-        assert [Path(p).name.split("-", 1)[1] for p in nix.dry_run([f"path:{tmp_path}#bad"])] == ["kb-bad.drv"]
+        assert dry_run([f"path:{tmp_path}#ok"]) == []
+        assert [Path(p).name.split("-", 1)[1] for p in dry_run([f"path:{tmp_path}#bad"])] == ["kb-bad.drv"]
 
     def test_parse_log_line_ignores_noise(self) -> None:
         assert nix.parse_log_line("warning: Git tree is dirty") is None
@@ -137,6 +137,18 @@ class TestKernelIdentity:
         (kernel / "relu_cpu" / "extra.cpp").write_text("// new\n")
         toml = kernel / "build.toml"
         toml.write_text(toml.read_text().replace('src = ["relu_cpu/relu_cpu.cpp"]', 'src = ["relu_cpu/relu_cpu.cpp", "relu_cpu/extra.cpp"]'))
+        assert prepare_kernel_flake(kernel, state=tmp_path / "state").ref == f"path:{kernel.resolve()}"
+
+    def test_an_untracked_torch_include_directory_switches_to_path(self, tmp_path: Path) -> None:
+        """[torch] include directories are inputs too (Build.input_paths, nix/lib/inputs.nix)."""
+        kernel = copy_kernel("relu", tmp_path / "k")
+        toml = kernel / "build.toml"
+        toml.write_text(toml.read_text().replace("[torch]\n", '[torch]\ninclude = ["common"]\n', 1))
+        commit_all(kernel)
+        assert "common" in needed_files(kernel)
+        assert prepare_kernel_flake(kernel, state=tmp_path / "state").ref == str(kernel.resolve())
+        (kernel / "common").mkdir()
+        (kernel / "common" / "util.h").write_text("#pragma once\n")
         assert prepare_kernel_flake(kernel, state=tmp_path / "state").ref == f"path:{kernel.resolve()}"
 
 
@@ -190,14 +202,14 @@ class TestBuildCommandErrors:
         kernel = copy_kernel("relu", tmp_path / "k", git=False)
         (kernel / "build.toml").write_text((kernel / "build.toml").read_text().replace('backend = "cpu"', 'backend = "cpuu"'))
         done = kernel_builder("build", str(kernel), env=dict(os.environ), check=False)
-        assert done.returncode == 1 and "kernel.relu_cpu.backend: unknown backend 'cpuu'" in done.stderr
+        assert done.returncode == 3 and "kernel.relu_cpu.backend: unknown backend 'cpuu'" in done.stderr
         assert "fetching" not in done.stderr and "selected" not in done.stderr  # stopped before toolchains and Nix
 
     def test_missing_flake_nix(self, tmp_path: Path) -> None:
         kernel = copy_kernel("relu", tmp_path / "k", git=False)
         (kernel / "flake.nix").unlink()
         done = kernel_builder("build", str(kernel), env=dict(os.environ), check=False)
-        assert done.returncode == 1 and "flake.nix does not exist" in done.stderr and "--local" in done.stderr
+        assert done.returncode == 3 and "flake.nix does not exist" in done.stderr and "--local" in done.stderr
 
     def test_help_does_not_import_torch(self) -> None:
         code = (

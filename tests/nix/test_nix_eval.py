@@ -33,7 +33,7 @@ def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _with_torch214(state: Path) -> None:
-    from kernel_builder.toolchain import discover, write_toolchains
+    from kernel_builder.toolchain.discover import discover, write_toolchains
 
     write_toolchains(discover([torch214_python(state)], state=state), state=state)
 
@@ -243,3 +243,71 @@ def test_dev_shell_has_the_variant_toolchain(tmp_path: Path, state: Path) -> Non
     entry = record["build-sets"]["torch2.13-cpu"]
     line = done.stdout.strip().splitlines()[-1]
     assert line == f"variant={variant} python={entry['python']} cmake={entry['env-bin']}/cmake"
+
+
+def _run_variant_closure() -> set[str]:
+    """Files of kernel_builder that `python -m kernel_builder.variant_build.run_variant` may
+    import: every `import`/`from` (function-local ones too), transitively, plus packages."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "python"
+    seen: dict[str, Path] = {}
+    stack = ["kernel_builder.variant_build.run_variant"]
+    while stack:
+        name = stack.pop()
+        if name in seen:
+            continue
+        base = root.joinpath(*name.split("."))
+        path = base / "__init__.py" if (base / "__init__.py").exists() else base.with_suffix(".py")
+        if not path.exists():
+            continue
+        seen[name] = path
+        parts = name.split(".")
+        stack += [".".join(parts[:i]) for i in range(1, len(parts))]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                stack += [a.name for a in node.names if a.name.startswith("kernel_builder")]
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("kernel_builder"):
+                stack += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]  # type: ignore[list-item]
+    return {p.relative_to(root).as_posix() for p in seen.values()}
+
+
+def test_variant_python_source_is_the_run_variant_closure(tmp_path: Path) -> None:
+    """context.nix hands the derivations exactly what the one-variant build imports (and its
+    data files), nothing else: e.g. variants/resolve.py and toolchain/setup.py stay out."""
+    builder = snapshot_builder(tmp_path / "builder")
+    src = f'{{ outPath = builtins.path {{ path = {builder}; name = "kernel-builder-src"; }}; }}'
+    done = nix.run_nix(["eval", "--raw", "--impure", "--expr", f"(import {builder}/nix/lib/context.nix {{ builderSrc = {src}; }}).pythonSrc"])
+    store = Path(done.stdout.strip())
+    shipped = {p.relative_to(store).as_posix() for p in store.rglob("*.py")}
+    closure = _run_variant_closure()
+    assert closure <= shipped, sorted(closure - shipped)
+    assert sorted(shipped - closure) == []
+    assert (store / "kernel_builder" / "variant_build" / "templates" / "CMakeLists.txt.j2").is_file()
+    assert (store / "kernel_builder" / "data" / "python_dependencies.json").is_file()
+
+
+def test_editing_code_outside_the_variant_build_rebuilds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Touching variants/resolve.py or toolchain/setup.py keeps every variant derivation, so
+    `nix build --dry-run` has nothing new to build; touching variant_build/ changes them."""
+    from nix_support import dry_run
+
+    builder = snapshot_builder(tmp_path / "builder")
+    monkeypatch.setenv("KERNEL_BUILDER_ROOT", str(builder))
+    monkeypatch.setenv("KERNEL_BUILDER_STATE_DIR", str(tmp_path / "state"))
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    attr = "redistributable.torch213-cxx11-cpu-x86_64-linux"
+
+    def drv_and_plan() -> tuple[str, list[str]]:
+        prepared = prepare_kernel_flake(kernel, state=tmp_path / "state")
+        drv = str(nix.eval_json(prepared.installable(f"{attr}.drvPath"), flake_args=prepared.flake_args))
+        return drv, dry_run([prepared.installable(attr)], flake_args=prepared.flake_args)
+
+    before = drv_and_plan()
+    for rel in ("variants/resolve.py", "toolchain/setup.py", "cli/build.py", "loader/api.py"):
+        path = builder / "python" / "kernel_builder" / rel
+        path.write_text(path.read_text() + "\n# touched\n")
+    assert drv_and_plan() == before
+    generate = builder / "python" / "kernel_builder" / "variant_build" / "generate.py"
+    generate.write_text(generate.read_text() + "\n# touched\n")
+    assert drv_and_plan()[0] != before[0]

@@ -36,7 +36,7 @@ def test_scaffold_files_are_a_valid_edition_5_kernel() -> None:
 
 @pytest.mark.parametrize(
     ("repo_id", "backends", "message"),
-    [("no-slash", ["cpu"], "--name must look like org/repo"), ("o/r", ["metal"], "cannot scaffold backend"), ("o/r", [], "cannot scaffold")],
+    [("no-slash", ["cpu"], "--name must look like ORG/NAME"), ("o/r", ["metal"], "cannot scaffold backend"), ("o/r", [], "cannot scaffold")],
 )
 def test_scaffold_rejects_bad_arguments(repo_id: str, backends: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
@@ -47,7 +47,7 @@ def test_init_refuses_to_overwrite(tmp_path: Path) -> None:
     env = dict(os.environ)
     kernel_builder("init", str(tmp_path / "k"), "--name", "o/k", "--backends", "cpu", "--no-git", env=env)
     done = kernel_builder("init", str(tmp_path / "k"), "--name", "o/k", "--backends", "cpu", env=env, check=False)
-    assert done.returncode == 1 and "already has: " in done.stderr and "--overwrite" in done.stderr
+    assert done.returncode == 3 and "already has: " in done.stderr and "--overwrite" in done.stderr
 
 
 @pytest.mark.slow

@@ -13,10 +13,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kernel_builder.digest import Digest, compute_digest, hash_tree, is_excluded, validate_digest
+from kernel_builder.digest import Digest, compute_digest, is_excluded, validate_digest
 from kernel_builder.errors import CheckError
 from kernel_builder.layout import discover_variants
-from kernel_builder.metadata import BackendInfo, Metadata
+from kernel_builder.metadata import BackendInfo, Metadata, hash_tree
 
 ALG = {"sha256": kernels_data.DigestAlgorithm.SHA256, "sha512": kernels_data.DigestAlgorithm.SHA512}
 
@@ -205,9 +205,40 @@ class TestHashCommand:
         assert self._run("hash", cwd=tmp_path).returncode == 0
         assert Metadata.read(v / "metadata.json").digest == _reference(v)
 
+    def test_check_json_reports_failing_variants(self, tmp_path: Path) -> None:
+        """`check --json` prints an object for every variant, failing ones with "ok": false and
+        their errors, then exits 8 (check) naming the failure on stderr."""
+        for name in ("torch-cpu", "torch-cuda"):
+            v = _variant(tmp_path / "build", name)
+            if name == "torch-cuda":
+                meta = json.loads((v / "metadata.json").read_text())
+                meta["backend"] = {"type": "cuda"}
+                (v / "metadata.json").write_text(json.dumps(meta))
+        assert self._run("hash", str(tmp_path), cwd=tmp_path).returncode == 0
+        (tmp_path / "build" / "torch-cuda" / "_ops.py").write_text("# edited after hashing\n")
+        done = self._run("check", "--json", "--no-import", str(tmp_path), cwd=tmp_path)
+        assert done.returncode == 8, done.stderr
+        reports = {r["variant"]: r for r in map(json.loads, done.stdout.splitlines())}
+        assert reports["torch-cpu"]["ok"] is True and reports["torch-cpu"]["errors"] == []
+        assert reports["torch-cuda"]["ok"] is False
+        assert any("_ops.py" in e for e in reports["torch-cuda"]["errors"])
+        assert "variant torch-cuda failed" in done.stderr and "torch-cpu failed" not in done.stderr
+        human = self._run("check", "--no-import", str(tmp_path), cwd=tmp_path)
+        assert human.returncode == 8 and human.stdout.splitlines() == ["ok torch-cpu", "FAILED torch-cuda"]
+
+    def test_check_tree_returns_failures(self, tmp_path: Path) -> None:
+        from kernel_builder.variant_build.checks import check_tree, failed_tree_error
+
+        _variant(tmp_path / "build", "torch-cpu")
+        reports = check_tree(tmp_path)  # no digest: a failure, returned rather than raised
+        assert [(r.variant, r.ok) for r in reports] == [("torch-cpu", False)]
+        assert any("no digest" in e for e in reports[0].errors)
+        error = failed_tree_error(reports)
+        assert error is not None and error.exit_code == 8 and "no digest" in error.message
+
     def test_hash_command_without_variants(self, tmp_path: Path) -> None:
         done = self._run("hash", str(tmp_path), cwd=tmp_path)
-        assert done.returncode == 1
+        assert done.returncode == 8
         assert "no built variants found" in done.stderr and "hint:" in done.stderr
 
     def test_hash_command_bad_metadata(self, tmp_path: Path) -> None:
@@ -215,7 +246,7 @@ class TestHashCommand:
         v.mkdir(parents=True)
         (v / "metadata.json").write_text('{"name": "relu"}')
         done = self._run("hash", str(tmp_path), cwd=tmp_path)
-        assert done.returncode == 1
+        assert done.returncode == 8
         assert "metadata.json" in done.stderr and "missing key `id`" in done.stderr
 
     @pytest.mark.parametrize("indent", [2, 4, None])

@@ -208,7 +208,8 @@ class TestBuildSetsErrors:
             ({"buildSets": [{"torch": "2.13", "backend": "cpu", "systems": ["riscv-linux"]}]}, "systems must be"),
             ({"buildSets": [{"torch": "2.13", "backend": "cpu", "systems": ["x86_64-linux"], "bundle": "yes"}]}, "bundle must be true or false"),
             ({"buildSets": [{"torch": "2.13", "backend": "cpu", "systems": ["x86_64-linux"], "cuda": "12"}]}, "unknown keys ['cuda']"),
-            ({"buildSets": [{"torch": "2.13", "backend": "cpu", "systems": ["x86_64-linux"], "local": ["aarch64-linux"]}]}, "local must list"),
+            # which sets this machine builds comes from the toolchain lock, not the shared file
+            ({"buildSets": [{"torch": "2.13", "backend": "cpu", "systems": ["x86_64-linux"], "local": ["x86_64-linux"]}]}, "unknown keys ['local']"),
         ],
     )
     def test_errors_name_the_entry(self, data: dict, fragment: str) -> None:
@@ -219,3 +220,75 @@ class TestBuildSetsErrors:
     def test_missing_file(self, tmp_path: Path) -> None:
         with pytest.raises(ConfigError, match="KERNEL_BUILDER_BUILD_SETS"):
             load_build_sets(tmp_path / "none.json")
+
+
+class TestDefaultBounds:
+    """The default [torch]/[general.cuda] bounds live in build-sets.json only."""
+
+    def test_shipped_bounds(self) -> None:
+        from kernel_builder.variants.buildsets import DefaultBounds, default_bounds
+        from kernel_builder.config.model import Version
+
+        assert default_bounds() == DefaultBounds(Version.parse("2.0"), Version.parse("99.9"), Version.parse("11.8"), Version.parse("99.9"))
+
+    def test_bounds_from_the_file_decide(self) -> None:
+        from kernel_builder.variants.buildsets import DefaultBounds, parse_bounds
+
+        bounds = parse_bounds({"defaultBounds": {"torch": {"minver": "2.13"}}})
+        assert bounds == DefaultBounds(torch_min=bounds.torch_min)
+        build = loads(toml('["cpu"]', "[torch]\n"))
+        sets = [b for b in SETS if b.backend is Backend.CPU and b.system == "x86_64-linux"]
+        result = matrix(build, sets, "x86_64-linux", bounds=bounds)
+        assert all(v.torch >= "2.13" for v in result.variants)
+        assert any("< [torch].minver 2.13" in s.reason for s in result.skipped)
+
+    @pytest.mark.parametrize(
+        ("data", "fragment"),
+        [
+            ({"defaultBounds": []}, "defaultBounds must be an object"),
+            ({"defaultBounds": {"rocm": {}}}, "defaultBounds must be an object"),
+            ({"defaultBounds": {"torch": {"min": "2"}}}, "defaultBounds.torch must be"),
+            ({"defaultBounds": {"cuda": {"minver": "x"}}}, "defaultBounds.cuda.minver"),
+        ],
+    )
+    def test_bad_bounds(self, data: dict, fragment: str) -> None:
+        from kernel_builder.variants.buildsets import parse_bounds
+
+        with pytest.raises(ConfigError, match=fragment.replace(".", r"\.").replace("[", r"\[")):
+            parse_bounds(data, "sets.json")
+
+    def test_no_version_literals_outside_the_data_files(self) -> None:
+        """matrix.py, matrix.nix and toolchain/setup.py name no build-set or bound version."""
+        import re
+
+        repo = Path(__file__).resolve().parents[2]
+        for rel in ("python/kernel_builder/variants/matrix.py", "nix/lib/matrix.nix", "python/kernel_builder/toolchain/setup.py"):
+            code = "\n".join(line for line in (repo / rel).read_text().splitlines() if not line.lstrip().startswith(("#", "=>", "(kernelConfigWith", "(matrix", "expandBuildSets", "*")))
+            code = re.sub(r'""".*?"""', "", code, flags=re.S)
+            code = re.sub(r"/\*.*?\*/", "", code, flags=re.S)
+            assert not re.findall(r'"(?:2\.\d+(?:\.\d+)?|11\.8|99\.9)"', code), rel
+
+
+class TestSetupEnvironmentsFromTheLock:
+    def test_default_envs_follow_the_lock(self) -> None:
+        from kernel_builder.toolchain.lockrequests import torch_environments
+        from kernel_builder.toolchain.setup import default_envs
+
+        envs = default_envs()
+        assert [(e.name, e.torch, e.serves) for e in envs] == [
+            ("torch213-cpu", "2.13.0", ("torch2.13-cpu",)),
+            ("torch214", "2.14.1", ("torch2.14-cpu", "torch2.14-cuda13.0")),
+        ]
+        assert len(envs) == len(torch_environments())
+
+    def test_local_comes_from_the_lock(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        lock = tmp_path / "lock.json"
+        lock.write_text(json.dumps({"system": "x86_64-linux", "requests": {"buildSets": {"torch2.13-cpu": "torch2.13"}}}))
+        sets = tmp_path / "sets.json"
+        sets.write_text(json.dumps({"buildSets": [{"torch": "2.13", "backend": "cpu", "systems": ["aarch64-linux", "x86_64-linux"]}, {"torch": "2.14", "backend": "cpu", "systems": ["x86_64-linux"]}]}))
+        monkeypatch.setenv("KERNEL_BUILDER_TOOLCHAIN_LOCK", str(lock))
+        assert [(b.label, b.local) for b in load_build_sets(sets)] == [
+            ("torch 2.13 cpu aarch64-linux", False),
+            ("torch 2.13 cpu x86_64-linux", True),
+            ("torch 2.14 cpu x86_64-linux", False),
+        ]

@@ -50,7 +50,7 @@ class TestParseFormat:
     def test_known_names(self, name: str, expected: Variant) -> None:
         assert names.parse(name) == expected
         assert str(expected) == name
-        assert names.format(expected) == name
+        assert names.format_variant(expected) == name
 
     def test_views(self) -> None:
         v = names.parse("torch213-cxx11-cu130-x86_64-linux")
@@ -110,7 +110,7 @@ class TestParseFormat:
     @given(variants)
     @settings(max_examples=300)
     def test_round_trip(self, variant: Variant) -> None:
-        assert names.parse(names.format(variant)) == variant
+        assert names.parse(names.format_variant(variant)) == variant
         assert names.parse(str(variant)).name == variant.name
 
 

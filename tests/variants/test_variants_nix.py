@@ -29,7 +29,8 @@ def nix_eval(expr: str) -> object:
 def python_side(build, system: str) -> dict:
     result = matrix(build, load_build_sets(), system)
     return {
-        "variants": [v.to_json() for v in result.variants],
+        # `local` (this machine can build it) comes from the toolchain lock, a Python-only fact
+        "variants": [{k: x for k, x in v.to_json().items() if k != "local"} for v in result.variants],
         "skipped": [{"build_set": s.build_set.label, "reason": s.reason} for s in result.skipped],
         "decisions": [{"build_set": d.build_set.label, "reason": d.reason, "variant": d.variant} for d in result.decisions],
     }
@@ -54,7 +55,61 @@ def test_nix_unit_tests() -> None:
     result = nix_eval(f"import {REPO}/nix/lib/tests")
     assert result["failures"] == []
     assert result["untested"] == []
-    assert result["count"] >= 40
+    assert result["count"] >= 60
+    # every pure module of nix/lib has a test file, and the runner runs every test file
+    pure = ["versions", "names", "matrix", "inputs", "kernel-config", "kernel-identity"]
+    tests = REPO / "nix" / "lib" / "tests"
+    assert sorted(p.name for p in tests.glob("test_*.nix")) == sorted(f"test_{m.replace('-', '_')}.nix" for m in pure)
+    runner = (tests / "default.nix").read_text()
+    assert all(f"./test_{m.replace('-', '_')}.nix" in runner and f"../{m}.nix" in runner for m in pure)
+
+
+def test_input_paths_match_the_nix_source_filter(tmp_path: Path) -> None:
+    """Build.input_paths (the untracked-file check of git flakes) and nix/lib/inputs.nix (the
+    source filter) name the same files for every example and backend."""
+    from kernel_builder.config.model import Backend
+
+    with_includes = tmp_path / "with-includes"
+    with_includes.mkdir()
+    text = (REPO / "examples" / "relu" / "build.toml").read_text()
+    text = text.replace("[torch]\n", '[torch]\ninclude = ["./common", "."]\n', 1)
+    text = text.replace('src = ["relu_cuda/relu.cu"]', 'src = ["relu_cuda/relu.cu"]\ninclude = ["relu_cuda/inc"]')
+    (with_includes / "build.toml").write_text(text)
+    assert load(with_includes).input_paths()[-2:] == ("common", "relu_cuda/inc")
+    cases = []
+    for kernel in [with_includes, *sorted((REPO / "examples").iterdir())]:
+        if (kernel / "build.toml").is_file():
+            for backend in load(kernel).general.backends:
+                cases.append((kernel, backend))
+    pairs = " ".join(f"{{ path = {json.dumps(str(k))}; backend = {json.dumps(b.value)}; }}" for k, b in cases)
+    expr = f"""
+      let inputs = import {REPO}/nix/lib/inputs.nix; config = import {REPO}/nix/lib/kernel-config.nix; in
+      map (c: inputs.inputPaths (config (/. + c.path)) c.backend) [ {pairs} ]
+    """
+    for (kernel, backend), nix_side in zip(cases, nix_eval(expr), strict=True):  # type: ignore[arg-type]
+        python = load(kernel).input_paths(Backend(backend))
+        assert sorted(python) == sorted({*nix_side["files"], *nix_side["includeDirs"], nix_side["extDir"]}), (kernel.name, backend)
+
+
+def test_builder_flake_checks_with_its_committed_lock() -> None:
+    """The builder flake has its own flake.lock (input-less), and `nix flake check` passes
+    on it without touching the lock."""
+    assert json.loads((REPO / "flake.lock").read_text()) == {"nodes": {"root": {}}, "root": "root", "version": 7}
+    done = subprocess.run(
+        ["nix", "flake", "check", "--no-update-lock-file", str(REPO)],
+        env=nix_env(), capture_output=True, text=True, cwd=REPO, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_nix_compute_tokens_follow_the_python_table() -> None:
+    """names.nix spells compute tokens from its own prefix table; it must be names.py's."""
+    from kernel_builder.variants.names import PLAIN_COMPUTE, VERSIONED_COMPUTE, Compute
+
+    cases = [(b, "13.0") for b in VERSIONED_COMPUTE] + [(b, None) for b in PLAIN_COMPUTE]
+    sets = " ".join(f"{{ backend = {json.dumps(b)}; backendVersion = {json.dumps(v)}; }}" for b, v in cases)
+    got = nix_eval(f"let n = import {REPO}/nix/lib/names.nix; in map n.compute [ {sets} ]")
+    assert got == [Compute(b, (13, 0) if v else None).name for b, v in cases]
 
 
 def test_nix_unit_runner_reports_failures(tmp_path: Path) -> None:

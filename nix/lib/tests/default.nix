@@ -1,5 +1,6 @@
 # Tiny test runner for the pure Nix library: each tests/test_<module>.nix mirrors a module as
-# { <function> = { <test> = { expr; expected; }; }; }. Evaluates to
+# { <function> = { <test> = { expr; expected; }; }; }. A module that is one function
+# (kernel-config.nix, kernel-identity.nix) is listed as { <name> = <function>; }. Evaluates to
 # { count; failures = [ { name; expr; expected; } ]; untested = [ "module.function" ]; }.
 # Run: nix eval --json --impure --expr 'import ./nix/lib/tests'
 let
@@ -7,11 +8,17 @@ let
     versions = import ../versions.nix;
     names = import ../names.nix;
     matrix = import ../matrix.nix;
+    inputs = import ../inputs.nix;
+    kernelConfig = { kernelConfig = import ../kernel-config.nix; };
+    kernelIdentity = { kernelIdentity = import ../kernel-identity.nix; };
   };
   suites = {
     versions = import ./test_versions.nix;
     names = import ./test_names.nix;
     matrix = import ./test_matrix.nix;
+    inputs = import ./test_inputs.nix;
+    kernelConfig = import ./test_kernel_config.nix;
+    kernelIdentity = import ./test_kernel_identity.nix;
   };
   inherit (builtins) attrNames concatMap filter map;
   cases = concatMap

@@ -22,7 +22,7 @@ in
     };
     defaults = {
       expr = builtins.head (m.expandBuildSets { buildSets = [ { torch = "2.13"; backend = "cpu"; systems = [ "x" ]; } ]; });
-      expected = { torch = "2.13"; backend = "cpu"; system = "x"; backendVersion = null; bundle = true; cxx11 = true; tvmFfi = null; local = false; };
+      expected = { torch = "2.13"; backend = "cpu"; system = "x"; backendVersion = null; bundle = true; cxx11 = true; tvmFfi = null; };
     };
   };
   systemsOf = {
@@ -38,6 +38,16 @@ in
   };
   label = {
     cuda = { expr = m.label { torch = "2.13"; backend = "cuda"; backendVersion = "13.0"; system = "x86_64-linux"; }; expected = "torch 2.13 cuda 13.0 x86_64-linux"; };
+  };
+  kernelConfigWith = {
+    defaults = {
+      expr = let c = m.kernelConfigWith { torch = { minver = "2.0"; maxver = "99.9"; }; cuda = { minver = "11.8"; }; } { general = general [ "cpu" ]; torch = { maxver = "2.14"; }; }; in [ c.torchMin c.torchMax c.cudaMin c.cudaMax ];
+      expected = [ "2.0" "2.14" "11.8" null ];
+    };
+    unbounded = {
+      expr = m.filterReason (m.kernelConfigWith { } { general = general [ "cpu" ]; torch = { }; }) { torch = "0.1"; backend = "cpu"; backendVersion = null; tvmFfi = null; };
+      expected = null;
+    };
   };
   filterReason = {
     backend = {

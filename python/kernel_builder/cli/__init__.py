@@ -8,6 +8,7 @@ under ``kernel_builder.cli`` and stays thin: it parses options and calls library
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
@@ -70,6 +71,13 @@ def cli(ctx: click.Context, traceback: bool) -> None:
     ctx.obj["traceback"] = traceback
 
 
+def _traceback_wanted(argv: list[str]) -> bool:
+    """``--traceback`` before the command, or ``$KERNEL_BUILDER_TRACEBACK`` set to a true value
+    (the values Click accepts for the flag)."""
+    env = os.environ.get("KERNEL_BUILDER_TRACEBACK", "").strip().lower()
+    return "--traceback" in argv or env in ("1", "true", "t", "yes", "y", "on")
+
+
 def main(argv: list[str] | None = None) -> None:
     """Console entry point: the one place user-facing errors are caught."""
     try:
@@ -83,7 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except KernelBuilderError as exc:
-        if "--traceback" in (argv or sys.argv):
+        if _traceback_wanted(argv if argv is not None else sys.argv[1:]):
             raise
         click.secho(f"error: {exc}", fg="red", err=True)
         sys.exit(exc.exit_code)

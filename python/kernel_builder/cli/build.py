@@ -21,6 +21,7 @@ import attrs
 import click
 
 from kernel_builder.errors import BuildError, ConfigError
+from kernel_builder.variants.selection import default_jobs, select_variants  # moved; kept importable here
 
 __all__ = ["build", "VariantRow", "select_variants", "default_jobs"]
 
@@ -43,53 +44,6 @@ class VariantRow:
     size: int | None = None
     drv: str | None = None
     log: list[str] = attrs.field(factory=list)
-
-
-def default_jobs(n_variants: int, cpus: int | None = None) -> tuple[int, int]:
-    """``(max-jobs, cores)``: one variant per core up to the variant count, cores shared."""
-    cpus = cpus or os.cpu_count() or 1
-    jobs = max(1, min(n_variants, cpus))
-    return jobs, max(1, cpus // jobs)
-
-
-def select_variants(
-    table: Sequence[dict[str, Any]], variants: Sequence[str], backends: Sequence[str]
-) -> tuple[list[str], list[str]]:
-    """Pick variants from the flake's variant table: ``(selected, skip notes)``.
-
-    Explicit ``variants`` must exist and be buildable here (else ``ConfigError`` naming the
-    reason); otherwise every bundle variant of the chosen ``backends`` that has a
-    toolchain, with a note for each one that has none.
-    """
-    by_name = {row["name"]: row for row in table}
-    for name in variants:
-        if name not in by_name:
-            raise ConfigError(
-                f"unknown variant {name!r} for this kernel on this system",
-                hint="choose one of: " + ", ".join(by_name),
-            )
-        if not by_name[name]["buildable"]:
-            raise ConfigError(f"variant {name} cannot be built here: {by_name[name]['reason']}")
-    known_backends = {row["backend"] for row in table}
-    for backend in backends:
-        if backend not in known_backends:
-            raise ConfigError(
-                f"no variant of this kernel has backend {backend!r}",
-                hint="backends of this kernel: " + ", ".join(sorted(known_backends)),
-            )
-    if variants:
-        return [row["name"] for row in table if row["name"] in variants], []
-    selected, notes = [], []
-    for row in table:
-        if backends and row["backend"] not in backends:
-            continue
-        if not row["bundle"]:
-            continue
-        if row["buildable"]:
-            selected.append(row["name"])
-        else:
-            notes.append(f"{row['name']}: {row['reason']}")
-    return selected, notes
 
 
 def _hash_variants(variant_dirs: Sequence[Path]) -> None:
@@ -381,7 +335,7 @@ def _build_local(
     kernel_dir: Path, variants: Sequence[str], backends: Sequence[str], toolchain_python: str | None,
     jobs: int | None, verbose: bool, as_json: bool,
 ) -> None:
-    from kernel_builder.build.local import build_local
+    from kernel_builder.variant_build.local import build_local
 
     results = build_local(
         kernel_dir, variants=list(variants) or None, backends=list(backends) or None,

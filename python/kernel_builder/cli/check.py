@@ -26,13 +26,14 @@ def check(directory: str, python: str | None, no_import: bool, strict_manylinux:
     """Check every variant of a built tree: layout, metadata, digests, ABI, ops, import.
 
     DIRECTORY is a kernel directory (its result/ or build/ is used) or a build tree;
-    it defaults to the current directory. Exits 1 listing every failing check.
+    it defaults to the current directory. Exits 8 listing every failing check; with
+    --json every variant, failing ones too, is one object with "ok" and "errors".
 
     \b
     Example:
       kernel-builder check examples/relu
     """
-    from kernel_builder.build.checks import check_tree
+    from kernel_builder.variant_build.checks import check_tree, failed_tree_error
     from kernel_builder.toolchain.discover import load_toolchains, python_for_variant
     from kernel_builder.toolchain.pinned import pinned_pythons
 
@@ -53,8 +54,14 @@ def check(directory: str, python: str | None, no_import: bool, strict_manylinux:
         for note in report.notes:
             click.echo(f"note: {report.variant}: {note}", err=True)
         if as_json:
-            click.echo(
-                json.dumps({"variant": report.variant, "ok": report.ok, "warnings": list(report.warnings), "notes": list(report.notes)})
-            )
-        else:
+            click.echo(json.dumps({
+                "variant": report.variant, "ok": report.ok, "errors": list(report.errors),
+                "warnings": list(report.warnings), "notes": list(report.notes),
+            }))
+        elif report.ok:
             click.echo(f"ok {report.variant}")
+        else:
+            click.echo(f"FAILED {report.variant}")
+    error = failed_tree_error(reports)
+    if error is not None:
+        raise error

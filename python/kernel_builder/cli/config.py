@@ -60,7 +60,7 @@ def check_config(kernel_dir: str, as_json: bool) -> None:
     """Validate DIR/build.toml (default: the current directory) and summarise it.
 
     Every problem of the file is reported at once, as FILE:LINE:COL: KEY.PATH: PROBLEM,
-    and the command exits 1. A valid file prints its name, version, edition, framework,
+    and the command exits 3. A valid file prints its name, version, edition, framework,
     backends and kernels and exits 0. Warnings (for example a [kernel.X] whose backend
     is not in general.backends) go to stderr. DIR may also be the build.toml itself.
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 import string
 import subprocess
 from collections.abc import Sequence
@@ -16,7 +15,6 @@ from kernel_builder.errors import ConfigError
 __all__ = ["init", "scaffold_files", "INIT_BACKENDS"]
 
 INIT_BACKENDS = ("cpu", "cuda")
-_REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
 def _template(name: str) -> string.Template:
@@ -27,13 +25,12 @@ def _template(name: str) -> string.Template:
 def _default_builder_url() -> str:
     """This checkout: ``git+file:`` when it is a git work tree (Nix then copies only tracked
     files, not .venv or build outputs), else ``path:``."""
-    from kernel_builder.errors import NixError
-    from kernel_builder.toolchain.flake_input import builder_root
+    from kernel_builder._source import builder_source
 
-    try:
-        root = builder_root()
-    except NixError:
+    source = builder_source()
+    if source.kind == "installed" or not source.complete:  # a wheel's copy has no python/ beside it
         return "git+https://github.com/huggingface/kernel-builder"
+    root = source.flake_dir
     return f"git+file://{root}" if (root / ".git").exists() else f"path:{root}"
 
 
@@ -41,8 +38,12 @@ def scaffold_files(repo_id: str, backends: Sequence[str], license: str, builder_
     """Relative path -> content of every file of a new kernel (pure; no I/O but templates)."""
     from kernel_builder.hub.card import default_template
 
-    if not _REPO_ID.match(repo_id):
-        raise ConfigError(f"--name must look like org/repo, got {repo_id!r}", hint="e.g. --name my-org/my-kernel")
+    from kernel_builder.ids import REPO_ID_RULE, RepoId
+
+    try:
+        RepoId.parse(repo_id)
+    except ValueError:
+        raise ConfigError(f"--name must look like {REPO_ID_RULE}, got {repo_id!r}", hint="e.g. --name my-org/my-kernel") from None
     unknown = [b for b in backends if b not in INIT_BACKENDS]
     if unknown or not backends:
         raise ConfigError(

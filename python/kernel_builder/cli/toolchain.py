@@ -94,7 +94,7 @@ def discover_cmd(pythons: tuple[str, ...], as_json: bool) -> None:
     Example:
       kernel-builder toolchain discover --python /work/toolchains/torch214/bin/python
     """
-    from kernel_builder.toolchain import discover, load_toolchains, write_toolchains
+    from kernel_builder.toolchain.discover import discover, load_toolchains, write_toolchains
 
     previous = load_toolchains()
     extra = [*pythons, *[env["python"] for env in (previous or {}).get("environments", []) if Path(env["python"]).exists()]]
@@ -126,13 +126,15 @@ def setup_cmd(only: tuple[str, ...], reuse: tuple[str, ...], dry_run: bool) -> N
       kernel-builder toolchain setup --reuse .venv/bin/python
     """
     from kernel_builder.errors import ConfigError
-    from kernel_builder.toolchain import discover, write_toolchains
-    from kernel_builder.toolchain.setup import DEFAULT_ENVS, create_env, plan
+    from kernel_builder.toolchain.discover import discover, write_toolchains
+    from kernel_builder.toolchain.setup import create_env, default_envs, plan
 
-    specs = [s for s in DEFAULT_ENVS if not only or s.name in only]
-    unknown = set(only) - {s.name for s in DEFAULT_ENVS}
+    known = default_envs()
+
+    specs = [s for s in known if not only or s.name in only]
+    unknown = set(only) - {s.name for s in known}
     if unknown:
-        raise ConfigError(f"unknown environment(s): {', '.join(sorted(unknown))}", hint="choose from " + ", ".join(s.name for s in DEFAULT_ENVS))
+        raise ConfigError(f"unknown environment(s): {', '.join(sorted(unknown))}", hint="choose from " + ", ".join(s.name for s in known))
     steps = plan(specs, reuse=[str(Path(p).absolute()) for p in reuse])
     pythons: list[str] = []
     for spec, action, python in steps:

@@ -1,7 +1,7 @@
 """The in-memory build.toml model.
 
-One model for every edition: the edition readers (``v3``, ``v4``, ``v5``) convert into
-it and the edition-5 writer serialises it back. Classes are frozen attrs values; value
+One model for every edition kernel-builder reads: the reader converts editions 4 and 5
+into it (v3 is only migrated, by ``update-build``) and the edition-5 writer serialises it back. Classes are frozen attrs values; value
 types (``Version``, ``Backend``, kernel names) validate themselves at construction, so a
 ``Build`` that exists is well formed.
 """
@@ -145,13 +145,6 @@ class GitUrl:
             return cls(text)
         raise ValueError(f"not a git URL: {text!r} (expected https://host/path or user@host:path)")
 
-    def normalized(self) -> str:
-        """SCP-like URLs as ``ssh://host/path``; scheme URLs unchanged."""
-        match = _SCP_LIKE.match(self.original)
-        if match and not _URL.match(self.original):
-            return f"ssh://{match['host']}/{match['path']}"
-        return self.original
-
     def __str__(self) -> str:
         return self.original
 
@@ -293,10 +286,6 @@ class General:
         section = table.get(backend)
         return section.kernel_depends if section is not None else ()
 
-    def all_kernel_depends(self, backend: Backend) -> tuple[KernelDependency, ...]:
-        """General kernel dependencies followed by ``backend``'s own (as metadata lists them)."""
-        return self.kernel_depends + self.backend_kernel_depends(backend)
-
 
 @attrs.frozen
 class Torch:
@@ -361,6 +350,11 @@ class Kernel:
 DEFAULT_PYEXT = ("py", "pyi")
 
 
+def _relative_dir(path: str) -> str:
+    """An include directory as a path under the kernel directory ("" for the directory itself)."""
+    return "" if path in (".", "./") else path.replace("./", "")
+
+
 @attrs.frozen
 class Build:
     """A whole build.toml: general settings, one framework, and compiled components."""
@@ -411,3 +405,23 @@ class Build:
         if isinstance(self.framework, Torch):
             return self.framework.stable_abi_for(backend)
         return None
+
+    def input_paths(self, backend: Backend | None = None) -> tuple[str, ...]:
+        """The kernel files and directories a build reads, relative to the kernel directory:
+        build.toml, the framework's and the components' ``src`` files, the Python package
+        directory (``ext_dir``; only its ``pyext`` files are read) and the ``include``
+        directories (framework and components), for one backend or (``None``) all of them.
+
+        ``nix/lib/inputs.nix`` (``inputPaths``) states the same rule for the Nix source
+        filter; a test compares the two.
+        """
+        kernels = [k for k in self.kernels.values() if backend is None or k.backend == backend]
+        framework_src = getattr(self.framework, "src", ())
+        framework_include = getattr(self.framework, "include", None) or ()
+        files = ["build.toml", *framework_src, *(f for k in kernels for f in k.src)]
+        dirs = [_relative_dir(d) for d in (*framework_include, *(d for k in kernels for d in k.include or ()))]
+        out: list[str] = []
+        for path in (*files, self.ext_dir, *(d for d in dirs if d)):
+            if path not in out:
+                out.append(path)
+        return tuple(out)

@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from kernel_builder.ids import RepoId
 from kernel_builder.config.model import (
     KERNEL_BACKENDS,
     Backend,
@@ -247,8 +248,21 @@ def _python_deps(backend: Backend | None) -> Reader:
     return _list_of(check)
 
 
+def read_repo_id(ctx: _Ctx, value: Any, path: Path) -> Any:
+    """A Hub repository id, by the one rule of ``kernel_builder.ids.RepoId``."""
+    text = read_str(ctx, value, path)
+    if text is INVALID:
+        return INVALID
+    try:
+        RepoId.parse(text)
+    except ValueError as exc:
+        ctx.problems.add(path, str(exc))
+        return INVALID
+    return text
+
+
 def read_kernel_dep(ctx: _Ctx, value: Any, path: Path) -> Any:
-    fields = [_field("repo-id", read_str, required=True), _field("version", read_uint), _field("revision", read_str)]
+    fields = [_field("repo-id", read_repo_id, required=True), _field("version", read_uint), _field("revision", read_str)]
     kwargs = read_table(ctx, value, path, fields)
     if kwargs is INVALID:
         return INVALID
@@ -346,7 +360,7 @@ def _backend_fields(backend: Backend, kernel_deps: bool) -> Callable[[_Ctx], lis
     return fields
 
 
-read_hub = _section(Hub, lambda ctx: [_field("repo-id", read_str), _field("branch", read_branch)])
+read_hub = _section(Hub, lambda ctx: [_field("repo-id", read_repo_id), _field("branch", read_branch)])
 read_cuda = _section(CudaGeneral, _backend_fields(Backend.CUDA, True))
 read_neuron = _section(NeuronGeneral, _backend_fields(Backend.NEURON, True))
 read_tpu = _section(TpuGeneral, _backend_fields(Backend.TPU, False))

@@ -16,6 +16,7 @@ from typing import Any
 
 import attrs
 
+from kernel_builder.ids import REPO_ID_RULE, RepoId
 from kernel_builder.errors import HubError
 from kernel_builder.hub.client import make_api
 
@@ -32,7 +33,6 @@ __all__ = [
 BYTECODE_IGNORE = ["*.pyc", "**/__pycache__/**"]
 REPO_TYPE = "kernel"
 
-_REPO_PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_-])?")
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _VARIANT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
@@ -50,12 +50,10 @@ def is_offline() -> bool:
 
 def validate_repo_id(repo_id: str) -> str:
     """``org/name`` with the Hub's characters only; never ``..``, never a path."""
-    parts = repo_id.split("/") if isinstance(repo_id, str) else []
-    if len(parts) != 2 or not all(_REPO_PART.fullmatch(p) for p in parts) or ".." in repo_id:
-        raise HubError(
-            f"invalid Hub repository id {repo_id!r}",
-            hint="use the form ORG/NAME (letters, digits, '-', '_', '.'; no '..')",
-        )
+    try:
+        RepoId.parse(repo_id)
+    except ValueError:
+        raise HubError(f"invalid Hub repository id {repo_id!r}", hint=f"use the form {REPO_ID_RULE}") from None
     return repo_id
 
 

@@ -69,10 +69,6 @@ class BranchPlan:
     def empty(self) -> bool:
         return not self.adds and not self.deletes
 
-    @property
-    def upload_bytes(self) -> int:
-        return sum(f.size for f in self.adds)
-
     def batches(self, size: int = MAX_OPS_PER_COMMIT) -> list[tuple[tuple[LocalFile, ...], tuple[str, ...]]]:
         """Split into commits of at most ``size`` operations (one commit unless above ``size``)."""
         ops: list[LocalFile | str] = [*self.deletes, *self.adds]

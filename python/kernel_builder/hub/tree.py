@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from kernel_builder.ids import REPO_ID_RULE, RepoId
 from kernel_builder.config.model import validate_branch_name
 from kernel_builder.errors import CheckError, ConfigError
 from kernel_builder.hub import card as cardlib
@@ -64,16 +65,16 @@ def read_tree(directory: Path) -> LocalTree:
 
 
 def _external_check(build_dir: Path) -> list[str]:
-    """``kernel_builder.build.checks.check_tree`` (layout, ABI, ...) when the build package has it."""
+    """``kernel_builder.variant_build.checks.check_tree`` (layout, ABI, ...) when the build package has it."""
     try:
-        checks = importlib.import_module("kernel_builder.build.checks")
+        checks = importlib.import_module("kernel_builder.variant_build.checks")
     except ImportError:
         return []
     check = getattr(checks, "check_tree", None)
     if check is None:
         return []
     try:
-        reports = check(build_dir)
+        reports = check(build_dir)  # one report per variant, failing ones included
     except CheckError as exc:
         return [line.strip() for line in exc.message.splitlines() if line.strip()]
     problems = []
@@ -119,8 +120,10 @@ def choose_target(tree: LocalTree, repo_id: str | None, branch: str | None) -> t
             "no repository to upload to",
             hint="pass --repo-id ORG/NAME or set `repo-id` under [general.hub] in build.toml",
         )
-    if repo_id.count("/") != 1 or not all(repo_id.split("/")):
-        raise ConfigError(f"repository id {repo_id!r} must look like ORG/NAME", hint="for example --repo-id my-org/relu")
+    try:
+        RepoId.parse(repo_id)
+    except ValueError:
+        raise ConfigError(f"repository id {repo_id!r} must look like {REPO_ID_RULE}", hint="for example --repo-id my-org/relu") from None
     versions = {m.version for m in tree.metadata.values()}
     if len(versions) != 1:
         listing = ", ".join(f"{n}: v{m.version}" for n, m in sorted(tree.metadata.items()))

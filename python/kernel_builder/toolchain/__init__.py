@@ -10,22 +10,12 @@ and each variant derivation carries its build set's identity, so any change rebu
 
 from __future__ import annotations
 
-from kernel_builder.toolchain.discover import (
-    Environment,
-    build_set_key,
-    discover,
-    is_stale,
-    load_toolchains,
-    probe_environment,
-    toolchains_path,
-    write_toolchains,
-)
-from kernel_builder.toolchain.state import state_dir
+import importlib
+from typing import Any
 
 __all__ = [
     "Environment",
     "build_set_key",
-    "discover",
     "is_stale",
     "load_toolchains",
     "probe_environment",
@@ -33,3 +23,18 @@ __all__ = [
     "toolchains_path",
     "write_toolchains",
 ]
+
+_HOME = {"state_dir": "kernel_builder.toolchain.state", "build_set_key": "kernel_builder.variants.buildsets"}
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so that reading the toolchain lock (variants.buildsets -> toolchain.lockfile)
+    # imports neither the host-toolchain discovery nor a cycle back into variants. The
+    # function `discover` is not re-exported: `kernel_builder.toolchain.discover` is its module.
+    if name not in __all__:
+        raise AttributeError(name)
+    return getattr(importlib.import_module(_HOME.get(name, "kernel_builder.toolchain.discover")), name)
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

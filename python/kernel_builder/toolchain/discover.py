@@ -24,6 +24,7 @@ import attrs
 
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.state import state_dir
+from kernel_builder.variants.buildsets import build_set_key
 
 __all__ = [
     "Environment",
@@ -106,11 +107,6 @@ class Environment:
             "torch-record-path": self.torch_record_path,
             "stamp": _stamp([self.python, self.torch_record_path]),
         }
-
-
-def build_set_key(torch: str, backend: str, backend_version: str | None = None) -> str:
-    """The key of a build set in toolchains.json; the same string ``nix/lib`` builds."""
-    return f"torch{torch}-{backend}{backend_version or ''}"
 
 
 def python_for_variant(variant_name: str, record: dict[str, Any] | None) -> str | None:
@@ -203,7 +199,7 @@ def _compiler() -> dict[str, str]:
 
 
 def _cuda() -> dict[str, str] | None:
-    from kernel_builder.build.toolchain_probe import probe_cuda
+    from kernel_builder.variant_build.toolchain_probe import probe_cuda
     from kernel_builder.errors import BuildError
 
     try:

@@ -1,7 +1,8 @@
 """The flake input `kernel-builder build` hands to a kernel flake.
 
 A kernel flake's `kernel-builder` input is overridden (``--override-input``) with a
-content-addressed copy of this checkout's Nix library and Python package, plus
+content-addressed copy of kernel-builder's Nix library and Python package (from the checkout
+or from the copy an installed wheel carries, see ``kernel_builder._source``), plus
 ``state/toolchains.json`` (the recorded host toolchain) and ``state/kernel.json`` (the
 kernel's unique id and commit). So every build uses the current builder, never a stale
 locked one, and neither the builder checkout nor the kernel's tracked files are touched:
@@ -20,6 +21,7 @@ from typing import Any
 import attrs
 
 from kernel_builder._git import git_status, head, untracked
+from kernel_builder._source import ROOT_ENV_VAR, BuilderSource, builder_source
 from kernel_builder.errors import NixError
 from kernel_builder.toolchain.state import state_dir
 
@@ -49,20 +51,21 @@ class KernelIdentity:
         return {"unique-id": self.unique_id, "commit": self.commit, "dirty": self.dirty}
 
 
-ROOT_ENV_VAR = "KERNEL_BUILDER_ROOT"
-
-
 def builder_root() -> Path:
-    """The kernel-builder checkout holding flake.nix: ``$KERNEL_BUILDER_ROOT``, else the
-    checkout this package was installed from (it lives in <root>/python)."""
-    explicit = os.environ.get(ROOT_ENV_VAR)
-    root = Path(explicit).absolute() if explicit else Path(__file__).resolve().parents[3]
-    if not (root / "flake.nix").is_file() or not (root / "nix" / "lib").is_dir():
+    """The directory holding kernel-builder's flake.nix and nix/: ``$KERNEL_BUILDER_ROOT``,
+    the copy an installed wheel carries, or the checkout this package is imported from."""
+    source = _checked_source()
+    return source.flake_dir
+
+
+def _checked_source() -> BuilderSource:
+    source = builder_source()
+    if not source.complete:
         raise NixError(
-            f"kernel-builder's flake.nix was not found at {root}",
-            hint="Nix builds need kernel-builder installed from a source checkout (pip install -e python/); use --local otherwise",
+            f"kernel-builder's flake.nix was not found at {source.flake_dir}",
+            hint="install kernel-builder from a wheel or a source checkout (pip install python/); use --local otherwise",
         )
-    return root
+    return source
 
 
 def kernel_identity(kernel_dir: Path) -> KernelIdentity:
@@ -83,19 +86,15 @@ def kernel_identity(kernel_dir: Path) -> KernelIdentity:
 
 
 def needed_files(kernel_dir: Path) -> list[str]:
-    """Files and directories of the kernel that its variant derivations read."""
-    import tomllib
+    """Files and directories of the kernel that its variant derivations read
+    (``Build.input_paths`` over every backend); just build.toml when it does not parse."""
+    from kernel_builder.config.loading import read_file  # the readers are heavy; only builds need them
+    from kernel_builder.errors import ConfigError
 
     try:
-        toml = tomllib.loads((kernel_dir / "build.toml").read_text(encoding="utf-8"))
-    except (OSError, tomllib.TOMLDecodeError):
+        return list(read_file(kernel_dir).build.input_paths())
+    except ConfigError:
         return ["build.toml"]
-    needed = ["build.toml", "torch-ext", "tvm-ffi-ext"]
-    for section in ("torch", "torch-noarch", "tvm-ffi"):
-        needed += [str(f) for f in toml.get(section, {}).get("src", [])]
-    for kernel in toml.get("kernel", {}).values():
-        needed += [str(f) for f in kernel.get("src", [])] + [str(d) for d in kernel.get("include", [])]
-    return needed
 
 
 def kernel_flake_ref(kernel_dir: Path, needed: list[str]) -> str:
@@ -111,24 +110,10 @@ def kernel_flake_ref(kernel_dir: Path, needed: list[str]) -> str:
     return str(kernel_dir)
 
 
-def _builder_files(root: Path) -> list[tuple[str, Path]]:
-    files = [("flake.nix", root / "flake.nix")]
-    for base in (root / "nix", root / "python" / "kernel_builder"):
-        for dirpath, dirnames, filenames in os.walk(base):
-            dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not d.endswith(".egg-info"))
-            for name in sorted(filenames):
-                if name.endswith((".pyc", ".tmp")):
-                    continue
-                path = Path(dirpath) / name
-                files.append((str(path.relative_to(root)), path))
-    return files
-
-
 def prepare_flake_input(toolchains: dict[str, Any] | None, identity: KernelIdentity, *, state: Path | None = None) -> Path:
     """Write (or reuse) the flake input directory and return its path."""
     state = state or state_dir()
-    root = builder_root()
-    files = [(rel, path.read_bytes()) for rel, path in _builder_files(root)]
+    files = [(rel, path.read_bytes()) for rel, path in _checked_source().files()]
     if toolchains is not None:
         files.append(("state/toolchains.json", (json.dumps(toolchains, indent=2, sort_keys=True) + "\n").encode()))
     files.append(("state/kernel.json", (json.dumps(identity.as_record(), sort_keys=True) + "\n").encode()))

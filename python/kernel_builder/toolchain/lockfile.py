@@ -27,6 +27,7 @@ from typing import Any
 import attrs
 
 from kernel_builder.errors import ConfigError
+from kernel_builder.toolchain.lockrequests import ENV_VAR, lock_path
 
 __all__ = [
     "Artifact",
@@ -41,7 +42,6 @@ __all__ = [
     "nix_base32",
 ]
 
-ENV_VAR = "KERNEL_BUILDER_TOOLCHAIN_LOCK"
 SCHEMA = 1
 STORE_DIR = "/nix/store"
 _STORE_NAME_BAD = re.compile(r"[^A-Za-z0-9+\-._?=]")
@@ -132,14 +132,6 @@ class ToolchainLock:
         if self.seed is not None and self.seed.deb not in keys:
             keys.insert(0, self.seed.deb)
         return [self.artifacts[k] for k in keys]
-
-
-def lock_path() -> Path:
-    """``$KERNEL_BUILDER_TOOLCHAIN_LOCK``, else the checkout's ``nix/toolchain-lock.json``."""
-    override = os.environ.get(ENV_VAR)
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[3] / "nix" / "toolchain-lock.json"
 
 
 def _fail(path: Path, message: str) -> ConfigError:

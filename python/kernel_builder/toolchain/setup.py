@@ -27,9 +27,10 @@ import attrs
 
 from kernel_builder.errors import BuildError, ConfigError
 from kernel_builder.toolchain.discover import Environment, probe_environment
+from kernel_builder.toolchain.lockrequests import torch_environments
 from kernel_builder.toolchain.state import state_dir
 
-__all__ = ["EnvSpec", "DEFAULT_ENVS", "plan", "create_env"]
+__all__ = ["EnvSpec", "default_envs", "plan", "create_env"]
 
 
 @attrs.frozen
@@ -37,17 +38,21 @@ class EnvSpec:
     """One environment to set up: its directory name and what pip installs into it."""
 
     name: str
-    torch: str  # pip requirement pin, e.g. "2.14.1"
+    torch: str  # pip requirement pin, from the toolchain lock
     serves: tuple[str, ...]  # build-set keys it is meant for
 
     def requirements(self) -> list[str]:
         return [f"torch=={self.torch}", "cmake>=3.26", "ninja"]
 
 
-DEFAULT_ENVS: tuple[EnvSpec, ...] = (
-    EnvSpec("torch213-cpu", "2.13.0", ("torch2.13-cpu",)),
-    EnvSpec("torch214", "2.14.1", ("torch2.14-cpu", "torch2.14-cuda13.0")),
-)
+def default_envs() -> tuple[EnvSpec, ...]:
+    """One environment per torch environment of the toolchain lock, with the same torch:
+    ``torch2.13`` pinned to ``2.13.0+cpu`` gives ``torch213-cpu`` with torch 2.13.0."""
+    specs = []
+    for env, pin, serves in torch_environments():
+        version, _, label = pin.partition("+")
+        specs.append(EnvSpec(env.replace(".", "") + (f"-{label}" if label else ""), version, serves))
+    return tuple(specs)
 
 
 def _matches(env: Environment | None, spec: EnvSpec) -> bool:

@@ -3,12 +3,14 @@
 They live in one data file, ``nix/build-sets.json``, read both here and by
 ``nix/lib/matrix.nix``, so Python and Nix can never disagree about versions. Each entry
 names a Torch version, a backend (with its version for CUDA, ROCm and XPU), the Nix
-systems it exists on, whether it is part of the default bundle, and optional tvm-ffi and
-``local`` (the systems on which this machine's toolchains can build it) fields. Entries are expanded to one
-``BuildSet`` per system, in file order.
+systems it exists on, whether it is part of the default bundle, and an optional tvm-ffi
+version. Entries are expanded to one ``BuildSet`` per system, in file order. The file's
+``defaultBounds`` are the Torch and CUDA bounds a build.toml gets when it names none.
 
-The file is found through ``$KERNEL_BUILDER_BUILD_SETS`` or next to the source checkout
-(``<repo>/nix/build-sets.json``).
+``BuildSet.local`` (this machine can build the set) is not in the shared file: it comes
+from the pinned toolchain lock (``toolchain/lockrequests.served_build_sets``).
+
+The file is found through ``$KERNEL_BUILDER_BUILD_SETS`` or ``kernel_builder._source.nix_dir()``.
 """
 
 from __future__ import annotations
@@ -22,26 +24,33 @@ from typing import Any
 
 import attrs
 
+from kernel_builder._source import nix_data_file
 from kernel_builder.config.model import Backend, Version
 from kernel_builder.errors import ConfigError
+from kernel_builder.toolchain.lockrequests import served_build_sets
+from kernel_builder.variants.names import VERSIONED_COMPUTE
 
 __all__ = [
     "BuildSet",
+    "DefaultBounds",
     "ENV_VAR",
+    "default_bounds",
     "build_sets_path",
     "load_build_sets",
     "parse_build_sets",
     "current_system",
     "all_systems",
+    "build_set_key",
     "SYSTEMS",
 ]
 
 ENV_VAR = "KERNEL_BUILDER_BUILD_SETS"
 # Nix systems kernel-builder knows how to name.
 SYSTEMS = ("aarch64-darwin", "aarch64-linux", "x86_64-linux")
-_VERSIONED = {Backend.CUDA, Backend.ROCM, Backend.XPU}
 _BUILDABLE = {Backend.CPU, Backend.CUDA, Backend.METAL, Backend.ROCM, Backend.TPU, Backend.XPU}
-_KEYS = {"torch", "backend", "backendVersion", "systems", "bundle", "cxx11", "tvmFfi", "local"}
+# Buildable backends whose variant token carries a version need a backendVersion (names.py's table).
+_VERSIONED = {b for b in _BUILDABLE if b.value in VERSIONED_COMPUTE}
+_KEYS = {"torch", "backend", "backendVersion", "systems", "bundle", "cxx11", "tvmFfi"}
 
 
 @attrs.frozen
@@ -78,6 +87,12 @@ class BuildSet:
         return self.system.split("-", 1)[0]
 
     @property
+    def key(self) -> str:
+        """The toolchain key: ``torch2.13-cpu``, ``torch2.14-cuda13.0`` (as in the toolchain
+        lock, toolchains.json and ``nix/lib/variant-records.nix``)."""
+        return build_set_key(self.torch, self.backend.value, self.backend_version)
+
+    @property
     def label(self) -> str:
         """A short human name: ``torch 2.13 cuda 13.0 x86_64-linux``."""
         backend = self.backend.value if self.backend_version is None else f"{self.backend.value} {self.backend_version}"
@@ -96,12 +111,16 @@ class BuildSet:
         }
 
 
+def build_set_key(torch: str, backend: str, backend_version: str | None = None) -> str:
+    """``torch2.13-cpu``, ``torch2.14-cuda13.0``: how the toolchain lock, toolchains.json and
+    ``nix/lib/variant-records.nix`` (``keyOf``) name a build set."""
+    return f"torch{torch}-{backend}{backend_version or ''}"
+
+
 def build_sets_path() -> Path:
-    """Where ``build-sets.json`` is: ``$KERNEL_BUILDER_BUILD_SETS`` or the checkout's ``nix/``."""
-    override = os.environ.get(ENV_VAR)
-    if override:
-        return Path(override)
-    return Path(__file__).resolve().parents[3] / "nix" / "build-sets.json"
+    """Where ``build-sets.json`` is: ``$KERNEL_BUILDER_BUILD_SETS`` or kernel-builder's ``nix/``
+    (the checkout's, or the copy an installed wheel carries)."""
+    return nix_data_file("build-sets.json", ENV_VAR)
 
 
 def _fail(path: Path | str, message: str) -> ConfigError:
@@ -153,9 +172,6 @@ def parse_build_sets(data: Any, path: Path | str = "build-sets.json") -> tuple[B
             if not isinstance(value, bool):
                 raise _fail(path, f"{where}.{key} must be true or false")
             flags[key] = value
-        local = entry.get("local", [])
-        if not isinstance(local, list) or not all(s in systems for s in local):
-            raise _fail(path, f"{where}.local must list some of the entry's systems")
         tvm_ffi = _version_field(entry, "tvmFfi", where, path)
         for system in systems:
             result.append(
@@ -167,14 +183,13 @@ def parse_build_sets(data: Any, path: Path | str = "build-sets.json") -> tuple[B
                     bundle=flags["bundle"],
                     cxx11=flags["cxx11"],
                     tvm_ffi=tvm_ffi,
-                    local=system in local,
                 )
             )
     return tuple(result)
 
 
 @functools.lru_cache(maxsize=8)
-def _load(path: str) -> tuple[BuildSet, ...]:
+def _load(path: str) -> tuple[tuple[BuildSet, ...], DefaultBounds]:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
@@ -186,12 +201,45 @@ def _load(path: str) -> tuple[BuildSet, ...]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _fail(path, f"not valid JSON: {exc}") from None
-    return parse_build_sets(data, path)
+    sets = parse_build_sets(data, path)
+    served = served_build_sets()
+    return tuple(attrs.evolve(b, local=True) if (b.system, b.key) in served else b for b in sets), parse_bounds(data, path)
 
 
 def load_build_sets(path: str | os.PathLike[str] | None = None) -> tuple[BuildSet, ...]:
-    """Every build set, one per (entry, system), in file order."""
-    return _load(str(path if path is not None else build_sets_path()))
+    """Every build set, one per (entry, system), in file order; ``local`` marks those the
+    pinned toolchain lock serves."""
+    return _load(str(path if path is not None else build_sets_path()))[0]
+
+
+@attrs.frozen
+class DefaultBounds:
+    """The file's ``defaultBounds``: what a build.toml without minver/maxver gets (``None``: unbounded)."""
+
+    torch_min: Version | None = None
+    torch_max: Version | None = None
+    cuda_min: Version | None = None
+    cuda_max: Version | None = None
+
+
+def parse_bounds(data: Any, path: Path | str = "build-sets.json") -> DefaultBounds:
+    raw = data.get("defaultBounds", {}) if isinstance(data, dict) else {}
+    if not isinstance(raw, dict) or set(raw) - {"torch", "cuda"}:
+        raise _fail(path, "defaultBounds must be an object with `torch` and `cuda` entries")
+    values: dict[str, Version | None] = {}
+    for what in ("torch", "cuda"):
+        entry = raw.get(what, {})
+        if not isinstance(entry, dict) or set(entry) - {"minver", "maxver"}:
+            raise _fail(path, f"defaultBounds.{what} must be an object with minver and maxver")
+        for bound in ("minver", "maxver"):
+            text = _version_field(entry, bound, f"defaultBounds.{what}", path)
+            values[f"{what}_{bound[:3]}"] = None if text is None else Version.parse(text)
+    return DefaultBounds(**values)
+
+
+def default_bounds(path: str | os.PathLike[str] | None = None) -> DefaultBounds:
+    """The default Torch and CUDA bounds of the build sets file."""
+    return _load(str(path if path is not None else build_sets_path()))[1]
 
 
 def all_systems(build_sets: tuple[BuildSet, ...] | list[BuildSet]) -> list[str]:

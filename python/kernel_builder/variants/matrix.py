@@ -3,9 +3,9 @@
 A pure function. For each build set, in file order (systems sorted when listing all):
 
 1. keep it only if its backend is in ``general.backends``; for tvm-ffi kernels only if it
-   has a tvm-ffi version; for CUDA sets only if ``[general.cuda] minver`` (default 11.8) ≤
-   CUDA ≤ ``maxver`` (default 99.9); for ``[torch]`` kernels only if ``[torch] minver``
-   (default 2.0) ≤ Torch ≤ ``maxver`` (default 99.9). Bounds are inclusive.
+   has a tvm-ffi version; for CUDA sets only if ``[general.cuda] minver`` ≤ CUDA ≤
+   ``maxver``; for ``[torch]`` kernels only if ``[torch] minver`` ≤ Torch ≤ ``maxver``.
+   Bounds are inclusive; unset ones come from the build sets file's ``defaultBounds``.
 2. for a backend built against the Torch stable ABI keep only the newest Torch per
    (system, backend, backend version).
 3. name it (see ``names``): tvm-ffi kernels ``tvm-ffi<MM>-…``; ``[torch]`` kernels with a
@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 import attrs
 
 from kernel_builder.config.model import Backend, Build, Torch, TvmFfi, Version
-from kernel_builder.variants.buildsets import BuildSet, all_systems
+from kernel_builder.variants.buildsets import BuildSet, DefaultBounds, all_systems, default_bounds
 from kernel_builder.variants.names import Compute, Variant
 
 __all__ = [
@@ -35,16 +35,7 @@ __all__ = [
     "MatrixResult",
     "matrix",
     "variant_for",
-    "DEFAULT_TORCH_MINVER",
-    "DEFAULT_TORCH_MAXVER",
-    "DEFAULT_CUDA_MINVER",
-    "DEFAULT_CUDA_MAXVER",
 ]
-
-DEFAULT_TORCH_MINVER = Version.parse("2.0")
-DEFAULT_TORCH_MAXVER = Version.parse("99.9")
-DEFAULT_CUDA_MINVER = Version.parse("11.8")
-DEFAULT_CUDA_MAXVER = Version.parse("99.9")
 
 
 @attrs.frozen
@@ -149,7 +140,7 @@ def variant_for(build: Build, build_set: BuildSet) -> Variant:
     return Variant.torch(build_set.torch_v, _compute(build_set), build_set.cpu, build_set.os, cxx11=cxx11)
 
 
-def _filter_reason(build: Build, build_set: BuildSet) -> str | None:
+def _filter_reason(build: Build, build_set: BuildSet, bounds: DefaultBounds) -> str | None:
     general = build.general
     backend = build_set.backend
     if backend not in general.backends:
@@ -161,19 +152,19 @@ def _filter_reason(build: Build, build_set: BuildSet) -> str | None:
         cuda = build_set.backend_version_v
         assert cuda is not None
         section = general.cuda
-        minver = section.minver if section and section.minver else DEFAULT_CUDA_MINVER
-        maxver = section.maxver if section and section.maxver else DEFAULT_CUDA_MAXVER
-        if cuda < minver:
+        minver = section.minver if section and section.minver else bounds.cuda_min
+        maxver = section.maxver if section and section.maxver else bounds.cuda_max
+        if minver is not None and cuda < minver:
             return f"cuda {build_set.backend_version} < [general.cuda].minver {minver}"
-        if cuda > maxver:
+        if maxver is not None and cuda > maxver:
             return f"cuda {build_set.backend_version} > [general.cuda].maxver {maxver}"
     if isinstance(build.framework, Torch):
         torch = build_set.torch_v
-        minver = build.framework.minver or DEFAULT_TORCH_MINVER
-        maxver = build.framework.maxver or DEFAULT_TORCH_MAXVER
-        if torch < minver:
+        minver = build.framework.minver or bounds.torch_min
+        maxver = build.framework.maxver or bounds.torch_max
+        if minver is not None and torch < minver:
             return f"torch {build_set.torch} < [torch].minver {minver}"
-        if torch > maxver:
+        if maxver is not None and torch > maxver:
             return f"torch {build_set.torch} > [torch].maxver {maxver}"
     return None
 
@@ -189,13 +180,19 @@ def _select_sets(build_sets: Sequence[BuildSet], system: str | None) -> list[Bui
     return [b for b in build_sets if b.system == system]
 
 
-def matrix(build: Build, build_sets: Iterable[BuildSet], system: str | None = None) -> MatrixResult:
-    """The ordered variants of ``build`` on ``system`` (``None`` or ``"all"``: every system)."""
+def matrix(
+    build: Build, build_sets: Iterable[BuildSet], system: str | None = None, *, bounds: DefaultBounds | None = None
+) -> MatrixResult:
+    """The ordered variants of ``build`` on ``system`` (``None`` or ``"all"``: every system).
+
+    ``bounds``: the Torch/CUDA bounds for a build.toml that sets none; by default the build
+    sets file's ``defaultBounds``."""
+    bounds = bounds if bounds is not None else default_bounds()
     candidates = _select_sets(list(build_sets), system)
     reasons: dict[int, str] = {}
     kept: list[int] = []
     for index, build_set in enumerate(candidates):
-        reason = _filter_reason(build, build_set)
+        reason = _filter_reason(build, build_set, bounds)
         if reason is None:
             kept.append(index)
         else:

@@ -28,7 +28,6 @@ __all__ = [
     "Compute",
     "Variant",
     "parse",
-    "format",
     "format_variant",
     "try_parse",
     "flatten_version",
@@ -42,7 +41,7 @@ VERSIONED_COMPUTE: dict[str, str] = {"cuda": "cu", "rocm": "rocm", "xpu": "xpu",
 PLAIN_COMPUTE = ("cpu", "metal", "neuron", "tpu")
 
 _PREFIX_TO_BACKEND = {prefix: backend for backend, prefix in VERSIONED_COMPUTE.items()}
-_VERSIONED_RE = re.compile(r"(cu|rocm|xpu|cann)(\d+)(\d)")
+_VERSIONED_RE = re.compile("(" + "|".join(map(re.escape, VERSIONED_COMPUTE.values())) + r")(\d+)(\d)")
 _TORCH_RE = re.compile(r"torch(\d)(\d+)")
 _STABLE_RE = re.compile(r"torch-stable-abi(\d)(\d+)")
 _TVM_FFI_RE = re.compile(r"tvm-ffi(\d)(\d+)")
@@ -299,6 +298,3 @@ def try_parse(name: str) -> Variant | None:
 def format_variant(variant: Variant) -> str:
     """The name of ``variant`` (same as ``str(variant)``)."""
     return variant.name
-
-# ``names.format(v)`` reads naturally at call sites; the builtin is not used in this module.
-format = format_variant  # noqa: A001

@@ -26,11 +26,13 @@ import attrs
 
 from kernel_builder.config.model import Backend
 from kernel_builder.errors import LoadError
+from kernel_builder.variants.names import VERSIONED_COMPUTE
 
 __all__ = ["System", "BackendInfo", "InvalidBackend", "detect_system", "select_backend", "UNSET"]
 
-# Backends whose variant token carries a version (``cu128``, ``rocm71``, ``xpu20253``, ``cann80``).
-_VERSIONED = {Backend.CUDA: "cu", Backend.ROCM: "rocm", Backend.XPU: "xpu", Backend.CANN: "cann"}
+# Backends whose variant token carries a version (``cu128``, ``rocm71``, ``xpu20253``, ``cann80``):
+# the one table in names.py.
+_VERSIONED = {Backend.parse(name): prefix for name, prefix in VERSIONED_COMPUTE.items()}
 
 
 class InvalidBackend(LoadError, ValueError):

@@ -17,7 +17,7 @@ from buildtest_helpers import (
     torch214_python,
 )
 
-from kernel_builder.build.local import build_local
+from kernel_builder.variant_build.local import build_local
 from kernel_builder.errors import BuildError
 
 pytestmark = pytest.mark.timeout(300)
@@ -67,7 +67,7 @@ def test_invalid_variant_name_refused_before_anything_is_announced(tmp_path):
         [sys.executable, "-m", "kernel_builder", "build", str(EXAMPLES / "relu"), "--local", "--variant", "torch-cpu", "--variant", ""],
         capture_output=True, text=True, timeout=120,
     )
-    assert done.returncode == 1
+    assert done.returncode == 4
     assert done.stderr.splitlines() == ["error: invalid variant name ''", "hint: run `kernel-builder list-variants` to see valid names"]
     with pytest.raises(BuildError, match="invalid variant name 'torch213'"):
         build_local(EXAMPLES / "relu", variants=["torch-cpu", "torch213"], out_dir=tmp_path, toolchain=CPU_PYTHON)

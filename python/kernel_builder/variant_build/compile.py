@@ -12,8 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kernel_builder.build.generate import CompilePlan, render
-from kernel_builder.build.toolchain_probe import Toolchain, find_tool, probe_cuda
+from kernel_builder.variant_build.generate import CompilePlan, render
+from kernel_builder.variant_build.toolchain_probe import Toolchain, find_tool, probe_cuda
 from kernel_builder.errors import BuildError
 
 __all__ = ["compile_module", "write_project", "configure_args"]

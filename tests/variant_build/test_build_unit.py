@@ -9,14 +9,14 @@ from pathlib import Path
 import pytest
 from buildtest_helpers import EXAMPLES
 
-from kernel_builder.build import cuda_archs
-from kernel_builder.build.checks import check_layout
-from kernel_builder.build.generate import backend_defines, plan_compile, render, render_noarch_ops_py, render_ops_py, template_text
-from kernel_builder.build.local import local_variants
-from kernel_builder.build.ops_id import ops_identifier, source_tree_hash, unique_id
-from kernel_builder.build.opslint import lint_source
-from kernel_builder.build.toolchain_probe import Toolchain
-from kernel_builder.build.variant import _check_torch
+from kernel_builder.variant_build import cuda_archs
+from kernel_builder.variant_build.checks import check_layout
+from kernel_builder.variant_build.generate import backend_defines, plan_compile, render, render_noarch_ops_py, render_ops_py, template_text
+from kernel_builder.variant_build.local import local_variants
+from kernel_builder.variant_build.ops_id import ops_identifier, source_tree_hash, unique_id
+from kernel_builder.variant_build.opslint import lint_source
+from kernel_builder.variant_build.toolchain_probe import Toolchain
+from kernel_builder.variant_build.variant import _check_torch
 from kernel_builder.config import load
 from kernel_builder.errors import BuildError
 from kernel_builder.variants.names import parse
@@ -286,7 +286,7 @@ class TestCheckVariantOnSyntheticTrees:
     """check_variant on small hand-made trees: each broken one names its problem."""
 
     def _tree(self, root: Path, init: str = "from ._ops import ops\n", backend: str = "cpu", digest: bool = True) -> Path:
-        from kernel_builder.build.generate import render_noarch_ops_py
+        from kernel_builder.variant_build.generate import render_noarch_ops_py
         from kernel_builder.digest import compute_digest
         from kernel_builder.metadata import BackendInfo, Metadata
 
@@ -303,7 +303,7 @@ class TestCheckVariantOnSyntheticTrees:
     def test_a_good_tree_passes_with_the_import_check(self, tmp_path):
         import sys
 
-        from kernel_builder.build.checks import check_variant
+        from kernel_builder.variant_build.checks import check_variant
 
         report = check_variant(self._tree(tmp_path), python=sys.executable)
         assert report.ok and report.errors == ()
@@ -311,7 +311,7 @@ class TestCheckVariantOnSyntheticTrees:
     def test_import_failure_missing_digest_and_backend_mismatch(self, tmp_path):
         import sys
 
-        from kernel_builder.build.checks import check_variant
+        from kernel_builder.variant_build.checks import check_variant
         from kernel_builder.errors import CheckError
 
         bad = self._tree(tmp_path, init="raise ImportError('boom from the kernel')\n", digest=False)
@@ -325,7 +325,7 @@ class TestCheckVariantOnSyntheticTrees:
         assert "digest: metadata.json has no digest" in str(info.value)
 
     def test_runpath_is_reported(self, tmp_path):
-        from kernel_builder.build.checks import check_runpath
+        from kernel_builder.variant_build.checks import check_runpath
 
         src = tmp_path / "x.c"
         src.write_text("int f(void) { return 1; }\n")

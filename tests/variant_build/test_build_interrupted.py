@@ -61,7 +61,7 @@ def test_sigkill_leaves_staging_that_check_names_and_a_rebuild_removes(kernel: P
     assert staged.exists() and f".torch-cpu.pid{process.pid}." in staged.name
 
     checked = kb("check", str(kernel))
-    assert checked.returncode == 1 and "Traceback" not in checked.stderr, checked.stderr
+    assert checked.returncode == 8 and "Traceback" not in checked.stderr, checked.stderr
     assert "left by an interrupted build" in checked.stderr and f"rm -rf {staged}" in checked.stderr, checked.stderr
 
     rebuilt = kb("build", "--local", "--backend", "cpu", str(kernel))
@@ -95,6 +95,6 @@ def test_a_live_builds_staging_is_left_alone(kernel: Path) -> None:
 def test_a_failed_build_leaves_no_empty_build_dir(tmp_path: Path) -> None:
     kernel = copy_example("silu-and-mul-bad-registration", tmp_path)
     done = kb("build", "--local", "--backend", "cpu", str(kernel))
-    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.returncode == 8 and "Traceback" not in done.stderr, done.stderr
     assert "add_op_namespace_prefix" in done.stderr
     assert not (kernel / "build").exists()

@@ -15,7 +15,7 @@ from pathlib import Path
 import attrs
 import jinja2
 
-from kernel_builder.build import cuda_archs
+from kernel_builder.variant_build import cuda_archs
 from kernel_builder.config.model import Backend, Build, Torch
 from kernel_builder.errors import BuildError
 
@@ -55,7 +55,7 @@ class CompilePlan:
 
 
 def template_text(name: str) -> str:
-    return resources.files("kernel_builder.build").joinpath("templates", name).read_text()
+    return resources.files("kernel_builder.variant_build").joinpath("templates", name).read_text()
 
 
 def backend_defines(backend: str) -> tuple[str, ...]:

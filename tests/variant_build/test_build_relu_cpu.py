@@ -19,7 +19,7 @@ from buildtest_helpers import (
     run_variant,
 )
 
-from kernel_builder.build.local import build_local
+from kernel_builder.variant_build.local import build_local
 from kernel_builder.digest import compute_digest, validate_digest
 from kernel_builder.metadata import Metadata
 
@@ -114,7 +114,7 @@ def test_check_cli_catches_a_tampered_file(built, tmp_path):
     (copy / CPU_VARIANT / "layers.py").write_text("# changed\n")
     (copy / CPU_VARIANT / "stray.o").write_bytes(b"\0")
     done = run([sys.executable, "-m", "kernel_builder", "check", str(copy), "--no-import"])
-    assert done.returncode == 1
+    assert done.returncode == 8
     assert "File hash mismatch for layers.py" in done.stderr
     assert "Unknown file: stray.o" in done.stderr
     assert "build byproduct stray.o" in done.stderr

@@ -7,9 +7,9 @@ import subprocess
 import pytest
 from buildtest_helpers import CPU_PYTHON, EXAMPLES, INTEROP_RELU, run_example_tests, run_python
 
-from kernel_builder.build.checks import check_stable_abi_symbols
-from kernel_builder.build.generate import stable_abi_define
-from kernel_builder.build.local import build_local
+from kernel_builder.variant_build.checks import check_stable_abi_symbols
+from kernel_builder.variant_build.generate import stable_abi_define
+from kernel_builder.variant_build.local import build_local
 from kernel_builder.metadata import Metadata
 
 pytestmark = pytest.mark.timeout(600)

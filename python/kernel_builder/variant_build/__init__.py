@@ -11,17 +11,17 @@ __all__ = ["build_variant", "build_local", "check_variant", "check_tree", "Varia
 
 
 def __getattr__(name: str):
-    # Imported lazily so `import kernel_builder.build` stays cheap for the CLI.
+    # Imported lazily so `import kernel_builder.variant_build` stays cheap for the CLI.
     if name in ("build_variant", "VariantResult"):
-        from kernel_builder.build import variant
+        from kernel_builder.variant_build import variant
 
         return getattr(variant, name)
     if name == "build_local":
-        from kernel_builder.build.local import build_local
+        from kernel_builder.variant_build.local import build_local
 
         return build_local
     if name in ("check_variant", "check_tree"):
-        from kernel_builder.build import checks
+        from kernel_builder.variant_build import checks
 
         return getattr(checks, name)
     raise AttributeError(name)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from buildtest_helpers import CPU_PYTHON, CPU_VARIANT, EXAMPLES, run_example_tests, run_python
 
-from kernel_builder.build.local import build_local
+from kernel_builder.variant_build.local import build_local
 from kernel_builder.metadata import Metadata
 
 pytestmark = pytest.mark.timeout(600)

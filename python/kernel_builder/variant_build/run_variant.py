@@ -1,6 +1,6 @@
 """Build one variant from the command line: what each Nix derivation executes.
 
-    python -m kernel_builder.build.run_variant --source SRC --variant NAME --out OUT \\
+    python -m kernel_builder.variant_build.run_variant --source SRC --variant NAME --out OUT \\
         --toolchain-python PY [--unique-id ID] [--kernel-commit SHA [--kernel-dirty]]
 
 Writes ``OUT/<variant>/`` complete (files, ``metadata.json`` with digest) after the checks
@@ -21,7 +21,7 @@ __all__ = ["main", "parser"]
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m kernel_builder.build.run_variant",
+        prog="python -m kernel_builder.variant_build.run_variant",
         description="Build one variant of a kernel into OUT/<variant>/ (generate, compile, lay out, check).",
     )
     p.add_argument("--source", required=True, help="kernel source directory (holds build.toml)")
@@ -47,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     if args.kernel_dirty and not args.kernel_commit:
         parser().error("--kernel-dirty needs --kernel-commit")
-    from kernel_builder.build.variant import build_variant
+    from kernel_builder.variant_build.variant import build_variant
 
     try:
         result = build_variant(

@@ -15,8 +15,8 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from kernel_builder.build.toolchain_probe import Toolchain, probe_toolchain
-from kernel_builder.build.variant import VariantResult, build_variant
+from kernel_builder.variant_build.toolchain_probe import Toolchain, probe_toolchain
+from kernel_builder.variant_build.variant import VariantResult, build_variant
 from kernel_builder.config.model import Backend, Build
 from kernel_builder.errors import BuildError
 from kernel_builder.variants.names import Compute, Variant, parse

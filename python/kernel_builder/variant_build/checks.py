@@ -22,7 +22,7 @@ from pathlib import Path
 
 import attrs
 
-from kernel_builder.build.opslint import lint_tree
+from kernel_builder.variant_build.opslint import lint_tree
 from kernel_builder.digest import validate_digest
 from kernel_builder.errors import CheckError
 from kernel_builder.metadata import Metadata
@@ -32,6 +32,7 @@ __all__ = [
     "CheckReport",
     "check_variant",
     "check_tree",
+    "failed_tree_error",
     "check_layout",
     "check_abi",
     "check_runpath",
@@ -224,7 +225,7 @@ def import_check(
 
 
 def _python_torch(python: str) -> tuple[tuple[int, int], str | None] | None:
-    from kernel_builder.build.toolchain_probe import probe_toolchain
+    from kernel_builder.variant_build.toolchain_probe import probe_toolchain
     from kernel_builder.errors import BuildError
 
     try:
@@ -265,8 +266,10 @@ def check_variant(
     require_digest: bool = True,
     variant_name: str | None = None,
     import_process: subprocess.Popen | None = None,
+    raise_errors: bool = True,
 ) -> CheckReport:
-    """Run every check on one variant; raise ``CheckError`` listing all errors.
+    """Run every check on one variant; raise ``CheckError`` listing all errors (with
+    ``raise_errors=False``: return the report, errors included).
 
     ``python`` enables the import check (skipped, with a note, when that torch cannot load
     the variant); ``pyext`` (from build.toml) enables the file-extension layout rule.
@@ -323,7 +326,8 @@ def check_variant(
         import_process.kill()
         import_process.communicate()
     report = CheckReport(name, tuple(errors), tuple(warnings), tuple(notes))
-    report.raise_for_errors()
+    if raise_errors:
+        report.raise_for_errors()
     return report
 
 
@@ -336,22 +340,30 @@ def check_tree(
     """Check every variant of a built tree (``DIR/result``, ``DIR/build`` or ``DIR``).
 
     ``python`` is the import-check interpreter, or a function from variant name to one.
-    All variants are checked before failing; the ``CheckError`` lists each failing one.
+    Returns one report per variant, failing ones included (``ok`` false, ``errors`` set);
+    the caller decides what a failure means (``failed_tree_error`` gives the CLI's error).
+    A tree that is not a build tree at all still raises ``CheckError``.
     """
     from kernel_builder.layout import discover_variants
 
     _, variants = discover_variants(build_dir)
     reports = []
-    failures = []
     for variant in variants:
-        try:
-            interpreter = python(variant.name) if callable(python) else python
-            reports.append(check_variant(variant, python=interpreter, strict_manylinux=strict_manylinux))
-        except CheckError as exc:
-            failures.append(exc.message)
-    if failures:
-        raise CheckError(
-            "\n".join(failures),
-            hint="see docs/build.md (\"What each check failure means\"); rebuild the failing variants",
-        )
+        interpreter = python(variant.name) if callable(python) else python
+        reports.append(check_variant(variant, python=interpreter, strict_manylinux=strict_manylinux, raise_errors=False))
     return reports
+
+
+def failed_tree_error(reports: Iterable[CheckReport]) -> CheckError | None:
+    """One ``CheckError`` listing every failing variant's errors, or ``None`` when all passed."""
+    failures = []
+    for report in reports:
+        if not report.ok:
+            lines = "\n".join(f"  - {e}" for e in report.errors)
+            failures.append(f"variant {report.variant} failed {len(report.errors)} check(s):\n{lines}")
+    if not failures:
+        return None
+    return CheckError(
+        "\n".join(failures),
+        hint="see docs/build.md (\"What each check failure means\"); rebuild the failing variants",
+    )

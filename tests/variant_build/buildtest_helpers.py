@@ -30,11 +30,11 @@ def run(cmd: list[str], *, env: dict[str, str] | None = None, timeout: int = 900
 
 
 def run_variant(source: Path, variant: str, out: Path, python: str, *extra: str) -> subprocess.CompletedProcess:
-    """``python -m kernel_builder.build.run_variant`` with the driver (test) interpreter."""
+    """``python -m kernel_builder.variant_build.run_variant`` with the driver (test) interpreter."""
     cmd = [
         sys.executable,
         "-m",
-        "kernel_builder.build.run_variant",
+        "kernel_builder.variant_build.run_variant",
         "--source",
         str(source),
         "--variant",

@@ -13,7 +13,7 @@ from buildtest_helpers import (
     torch214_python,
 )
 
-from kernel_builder.build.local import build_local
+from kernel_builder.variant_build.local import build_local
 from kernel_builder.digest import validate_digest
 from kernel_builder.errors import CheckError
 from kernel_builder.metadata import Metadata

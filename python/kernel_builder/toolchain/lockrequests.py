@@ -1,0 +1,61 @@
+"""What the toolchain lock asks for, read cheaply: which build sets the pinned toolchains
+serve on which system, and the torch of each environment.
+
+``list-variants`` (``local``) and ``toolchain setup`` need only these few ``requests``
+fields of ``nix/toolchain-lock.json``; ``lockfile.load_lock`` validates the whole lock for
+fetching and building. This module imports nothing heavy, for CLI start-up.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from pathlib import Path
+from typing import Any
+
+from kernel_builder._source import nix_data_file
+
+__all__ = ["ENV_VAR", "lock_path", "served_build_sets", "torch_environments"]
+
+ENV_VAR = "KERNEL_BUILDER_TOOLCHAIN_LOCK"
+
+
+def lock_path() -> Path:
+    """``$KERNEL_BUILDER_TOOLCHAIN_LOCK``, else kernel-builder's ``nix/toolchain-lock.json``
+    (the checkout's, or the copy an installed wheel carries)."""
+    return nix_data_file("toolchain-lock.json", ENV_VAR)
+
+
+@functools.lru_cache(maxsize=4)
+def _requests(path: str) -> tuple[str, dict[str, Any]]:
+    """(system, requests) of the lock, without validating its artifacts (cheap: for list-variants)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return ("", {})
+    if not isinstance(data, dict) or not isinstance(data.get("requests"), dict):
+        return ("", {})
+    return (str(data.get("system", "x86_64-linux")), data["requests"])
+
+
+def served_build_sets(path: Path | None = None) -> frozenset[tuple[str, str]]:
+    """(system, build-set key) pairs the pinned toolchains can build: what ``list-variants``
+    calls ``local``. Empty when the lock cannot be read."""
+    system, requests = _requests(str(path or lock_path()))
+    return frozenset((system, key) for key in requests.get("buildSets") or {})
+
+
+def torch_environments(path: Path | None = None) -> list[tuple[str, str, tuple[str, ...]]]:
+    """(environment, torch pin, build-set keys it serves) for every torch environment of the
+    lock, in lock order: ``("torch2.14", "2.14.1", ("torch2.14-cpu", "torch2.14-cuda13.0"))``.
+    The pin keeps a local label (``2.13.0+cpu``)."""
+    _, requests = _requests(str(path or lock_path()))
+    serves: dict[str, list[str]] = {}
+    for key, env in (requests.get("buildSets") or {}).items():
+        serves.setdefault(env, []).append(key)
+    out = []
+    for env, specs in ((requests.get("python") or {}).get("environments") or {}).items():
+        pins = [spec.split("==", 1)[1] for spec in specs if spec.startswith("torch==")]
+        if pins and env in serves:
+            out.append((env, pins[0], tuple(serves[env])))
+    return out
