@@ -121,13 +121,13 @@ def test_cache_key_writes_a_pair_and_never_overwrites(tmp_path: Path) -> None:
     assert done.stdout.strip() == public and public.startswith("team-1:")
     assert (tmp_path / "team-1.sec").stat().st_mode & 0o777 == 0o600
     again = kernel_builder("cache", "key", "team-1", "--out", str(tmp_path), env=env, check=False)
-    assert again.returncode == 1 and "already exists" in again.stderr and "Traceback" not in again.stderr
+    assert again.returncode == 3 and "already exists" in again.stderr and "Traceback" not in again.stderr
 
 
 def test_a_cache_needs_a_trusted_key(tmp_path: Path) -> None:
     kernel = copy_kernel("relu", tmp_path / "k", git=False)
     done = kernel_builder("build", str(kernel), "--cache", str(tmp_path / "c"), env=dict(os.environ), check=False)
-    assert done.returncode == 1
+    assert done.returncode == 3  # a configuration error
     assert "--cache needs --trusted-key" in done.stderr and "Traceback" not in done.stderr
 
 
@@ -236,7 +236,7 @@ def test_an_unreachable_builder_is_named(tmp_path: Path, remote: LoopbackRemote,
     env = {**cli_env(), "NIX_SSHOPTS": remote.sshopts.replace(f"-p {remote.port}", f"-p {free_port()}")}
     done = kernel_builder("build", str(kernel), "--variant", CPU213, "-j", "0", "--builders", remote.builders(),
                           env=env, check=False)
-    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.returncode == 4 and "Traceback" not in done.stderr  # a build error
     assert f"no remote builder could take the build (and -j 0 allows no local build):\n  {remote.uri}: " in done.stderr
     assert "Connection refused" in done.stderr and "NIX_SSHOPTS" in done.stderr
 
@@ -301,7 +301,7 @@ def test_build_fetches_cached_variants_and_refuses_untrusted_ones(
     forget_locally(relu, output)
     wrong = kernel_builder("build", str(relu), "--variant", CPU213, "--cache", f"file://{cache_dir}",
                            "--trusted-key", str(keys / "other-1.pub"), env=cli_env(), check=False)
-    assert wrong.returncode == 1 and "Traceback" not in wrong.stderr
+    assert wrong.returncode == 4 and "Traceback" not in wrong.stderr
     assert f"{CPU213}: file://{cache_dir} has it signed by team-cache-1" in wrong.stderr
     assert "trusted keys: other-1" in wrong.stderr and not Path(output).exists()
     unsigned = tmp_path / "unsigned"  # the same path in a cache whose narinfo carries no signature
@@ -311,7 +311,7 @@ def test_build_fetches_cached_variants_and_refuses_untrusted_ones(
     narinfo.write_text("".join(line for line in narinfo.read_text().splitlines(keepends=True) if not line.startswith("Sig:")))
     done = kernel_builder("build", str(relu), "--variant", CPU213, "--cache", str(unsigned),
                           "--trusted-key", str(keys / "team-cache-1.pub"), env=cli_env(), check=False)
-    assert done.returncode == 1 and f"{CPU213}: file://{unsigned} has it unsigned" in done.stderr
+    assert done.returncode == 4 and f"{CPU213}: file://{unsigned} has it unsigned" in done.stderr
     done = kernel_builder("build", str(relu), "--variant", CPU213, "-j", "0", "--cache", f"file://{cache_dir}",
                           "--trusted-key", str(keys / "team-cache-1.pub"), "--json", env=cli_env())
     row = json.loads(done.stdout)[0]
