@@ -18,7 +18,6 @@ import subprocess
 import tempfile
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
 
 import attrs
 
@@ -26,7 +25,7 @@ from kernel_builder.errors import ConfigError, NixError
 from kernel_builder.toolchain.lockfile import Artifact, Seed, ToolchainLock
 from kernel_builder.toolchain.state import state_dir
 
-__all__ = ["FetchReport", "fetch", "missing_paths", "download_deb", "sha256_file"]
+__all__ = ["FetchReport", "download_debs", "fetch", "missing_paths", "sha256_file"]
 
 
 @attrs.frozen
@@ -91,32 +90,18 @@ def _verified(file: Path, artifact: Artifact) -> Path:
     return named
 
 
-def _run(argv: list[str], cwd: Path, what: str) -> None:
-    try:
-        done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
-    except OSError as exc:
-        raise ConfigError(f"cannot run {argv[0]}: {exc.strerror}", hint=f"{what} needs {argv[0]}") from None
-    if done.returncode != 0:
-        raise ConfigError(
-            f"{what} failed (exit {done.returncode}):\n{done.stderr.strip()[-2500:]}",
-            hint="check that this machine reaches its Debian mirror and pip index (run `apt-get update` once)",
-        )
+_REACH = "check that this machine reaches its Debian mirror and pip index (run `apt-get update` once)"
 
 
-def download_deb(record: dict[str, Any], into: Path) -> Path:
-    """``apt-get download NAME=VERSION`` into ``into``; the path of the downloaded file."""
-    _run(["apt-get", "download", "-q", f"{record['name']}={record['version']}"], into, "apt-get download")
-    found = [p for p in into.glob(f"{record['name']}_*.deb")]
-    if len(found) != 1:
-        raise ConfigError(f"apt-get download {record['name']} gave {[p.name for p in found]}")
-    return found[0]
+def download_debs(artifacts: list[Artifact], into: Path) -> dict[str, Path]:
+    """``apt-get download NAME=VERSION`` of each artifact into ``into``: key -> downloaded file."""
+    from kernel_builder.toolchain.locking import run_tool
 
-
-def _download_debs(artifacts: list[Artifact], into: Path) -> dict[str, Path]:
     if not artifacts:
         return {}
     into.mkdir(parents=True, exist_ok=True)
-    _run(["apt-get", "download", "-q", *[f"{a.name}={a.version}" for a in artifacts]], into, "apt-get download")
+    run_tool(["apt-get", "download", "-q", *[f"{a.name}={a.version}" for a in artifacts]], "apt-get download",
+             cwd=into, hint=_REACH)
     files = {}
     for artifact in artifacts:
         candidates = list(into.glob(f"{artifact.name}_*.deb"))
@@ -127,7 +112,7 @@ def _download_debs(artifacts: list[Artifact], into: Path) -> dict[str, Path]:
 
 
 def _download_wheels(artifacts: list[Artifact], into: Path, python: str) -> dict[str, Path]:
-    from kernel_builder.toolchain.locking import pip_platform_args
+    from kernel_builder.toolchain.locking import pip_platform_args, run_tool
 
     if not artifacts:
         return {}
@@ -140,8 +125,8 @@ def _download_wheels(artifacts: list[Artifact], into: Path, python: str) -> dict
             batches.append(batch := [])
         batch.append(artifact)
     for batch in batches:
-        _run(["python3", "-m", "pip", "download", "--no-deps", "--quiet", "--disable-pip-version-check", "-d", str(into),
-              *pip_platform_args(python), *[f"{a.name}=={a.version}" for a in batch]], into, "pip download")
+        run_tool(["python3", "-m", "pip", "download", "--no-deps", "--quiet", "--disable-pip-version-check", "-d", str(into),
+                  *pip_platform_args(python), *[f"{a.name}=={a.version}" for a in batch]], "pip download", cwd=into, hint=_REACH)
     files = {}
     by_name = {p.name.replace("%2B", "+"): p for p in into.iterdir() if p.is_file()}
     for artifact in artifacts:
@@ -190,7 +175,7 @@ def fetch(
         with tempfile.TemporaryDirectory(prefix="kb-fetch-") as tmp:
             work = Path(tmp)
             python = lock.requests.get("python", {}).get("version", "3.11")
-            debs = _download_debs([a for a in todo if a.kind == "deb"], work / "debs")
+            debs = download_debs([a for a in todo if a.kind == "deb"], work / "debs")
             wheels = _download_wheels([a for a in todo if a.kind == "wheel"], work / "wheels", python)
             downloaded = debs | wheels
             for artifact in todo:
@@ -208,14 +193,14 @@ def fetch(
 
 def _add_seed(seed: Seed, lock: ToolchainLock, work: Path) -> None:
     """The seed directory out of its (now stored, verified) ``.deb``, checked by NAR hash."""
-    from kernel_builder.toolchain.locking import extract_seed
+    from kernel_builder.toolchain.locking import extract_seed, nar_sha256
 
     deb = Path(lock.artifacts[seed.deb].store_path)
     seed_dir = extract_seed(deb, seed.member, seed.name, work / "seed")
-    done = subprocess.run(["nix-hash", "--type", "sha256", str(seed_dir)], capture_output=True, text=True, check=False)
-    if done.stdout.strip() != seed.nar_sha256:
+    got = nar_sha256(seed_dir)
+    if got != seed.nar_sha256:
         raise ConfigError(
-            f"the seed {seed.name} taken from {lock.artifacts[seed.deb].file} hashes to {done.stdout.strip()}, "
+            f"the seed {seed.name} taken from {lock.artifacts[seed.deb].file} hashes to {got}, "
             f"but the toolchain lock pins {seed.nar_sha256}; nothing was added",
             hint="regenerate the lock with `kernel-builder toolchain lock`",
         )

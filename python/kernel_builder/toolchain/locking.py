@@ -21,7 +21,7 @@ from urllib.parse import quote
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.lockfile import SCHEMA, load_lock, lock_path, store_name
 
-__all__ = ["resolve_debs", "resolve_wheels", "public_wheel_url", "relock", "pip_platform_args", "seed_nar_hash"]
+__all__ = ["resolve_debs", "resolve_wheels", "public_wheel_url", "relock", "pip_platform_args", "run_tool", "nar_sha256", "seed_nar_hash"]
 
 # manylinux_2_28 and older: what the pinned sysroot's glibc promise allows a wheel to need.
 _MANYLINUX = [f"manylinux_2_{v}_x86_64" for v in range(28, 4, -1)] + ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64"]
@@ -34,26 +34,35 @@ def pip_platform_args(python: str = "3.11") -> list[str]:
     return args
 
 
-def _run(argv: list[str], what: str) -> str:
+def run_tool(argv: list[str], what: str, *, cwd: Path | None = None, hint: str | None = None) -> str:
+    """Run one of the ordinary clients (apt, pip, dpkg-deb, nix-hash); its stdout, or a
+    ``ConfigError`` with the command and the end of its stderr."""
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, check=False)
+        done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
     except OSError as exc:
         raise ConfigError(f"cannot run {argv[0]}: {exc.strerror}", hint=f"{what} needs {argv[0]} on PATH") from None
     if done.returncode != 0:
-        raise ConfigError(f"{what} failed: `{' '.join(argv[:6])} ...` exited {done.returncode}:\n{done.stderr.strip()[-2000:]}")
+        raise ConfigError(
+            f"{what} failed: `{' '.join(argv[:6])} ...` exited {done.returncode}:\n{done.stderr.strip()[-2500:]}", hint=hint
+        )
     return done.stdout
+
+
+def nar_sha256(path: Path) -> str:
+    """The sha256 of the NAR serialisation of ``path`` (what a recursive fixed output pins)."""
+    return run_tool(["nix-hash", "--type", "sha256", str(path)], "nix-hash").strip()
 
 
 def resolve_debs(names: list[str], *, pins: dict[str, str] | None = None) -> list[dict[str, str]]:
     """Version, file, sha256 and URL of each Debian package (its candidate, or ``pins[name]``)."""
     specs = [f"{n}={pins[n]}" if pins and n in pins else n for n in names]
-    shown = _run(["apt-cache", "show", "--no-all-versions", *specs], "apt-cache show")
+    shown = run_tool(["apt-cache", "show", "--no-all-versions", *specs], "apt-cache show")
     versions: dict[str, str] = {}
     for block in shown.strip().split("\n\n"):
         fields = dict(re.findall(r"^([A-Za-z0-9-]+): (.*)$", block, flags=re.M))
         if "Package" in fields:
             versions.setdefault(fields["Package"], fields["Version"])
-    uris = _run(["apt-get", "download", "--print-uris", *specs], "apt-get download --print-uris")
+    uris = run_tool(["apt-get", "download", "--print-uris", *specs], "apt-get download --print-uris")
     found: dict[str, dict[str, str]] = {}
     for line in uris.splitlines():
         match = re.match(r"'(\S+)' (\S+) \d+ SHA256:([0-9a-f]{64})", line)
@@ -83,7 +92,7 @@ def resolve_wheels(requirements: list[str], *, python: str = "3.11") -> list[dic
     """Every wheel ``pip`` would install for ``requirements`` (dependencies included)."""
     with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:
         report = Path(tmp) / "report.json"
-        _run(
+        run_tool(
             ["python3", "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--disable-pip-version-check",
              "--report", str(report), "--target", str(Path(tmp) / "target"), *pip_platform_args(python), *requirements],
             "pip install --dry-run --report",
@@ -103,14 +112,14 @@ def seed_nar_hash(deb: Path, member: str, name: str) -> str:
     """Extract ``member`` of ``deb`` into a directory holding it as ``name``; its NAR sha256."""
     with tempfile.TemporaryDirectory(prefix="kb-seed-") as tmp:
         seed_dir = extract_seed(deb, member, name, Path(tmp))
-        return _run(["nix-hash", "--type", "sha256", str(seed_dir)], "nix-hash").strip()
+        return nar_sha256(seed_dir)
 
 
 def extract_seed(deb: Path, member: str, name: str, work: Path) -> Path:
     """``work/<name>/<basename of member>`` taken out of ``deb`` (no dpkg needed: ar + tar)."""
     unpacked = work / "unpacked"
     unpacked.mkdir(parents=True, exist_ok=True)
-    _run(["dpkg-deb", "-x", str(deb), str(unpacked)], "dpkg-deb -x")
+    run_tool(["dpkg-deb", "-x", str(deb), str(unpacked)], "dpkg-deb -x")
     seed_dir = work / name
     seed_dir.mkdir()
     target = seed_dir / Path(member).name
@@ -122,7 +131,9 @@ def extract_seed(deb: Path, member: str, name: str, work: Path) -> Path:
 
 def relock(path: Path | None = None) -> dict[str, Any]:
     """Re-resolve every request of the lock at ``path`` and write the new lock atomically."""
-    from kernel_builder.toolchain.fetch import download_deb
+    from kernel_builder._files import write_atomic
+    from kernel_builder.toolchain.fetch import download_debs
+    from kernel_builder.toolchain.lockfile import Artifact
 
     path = path or lock_path()
     current = load_lock(path)
@@ -147,7 +158,8 @@ def relock(path: Path | None = None) -> dict[str, Any]:
     seed_request = requests["seed"]
     seed_key = next(k for k in groups[seed_request["group"]] if artifacts[k]["name"] == seed_request["deb"])
     with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:
-        deb = download_deb(artifacts[seed_key] | {"key": seed_key}, Path(tmp))
+        seed_deb = Artifact(key=seed_key, **artifacts[seed_key])
+        deb = download_debs([seed_deb], Path(tmp))[seed_key]
         nar = seed_nar_hash(deb, seed_request["member"], seed_request["name"])
     data = {
         "schema": SCHEMA,
@@ -158,9 +170,7 @@ def relock(path: Path | None = None) -> dict[str, Any]:
         "groups": groups,
         "artifacts": dict(sorted(artifacts.items())),
     }
-    tmp_path = path.with_suffix(".json.tmp")
-    tmp_path.write_text(json.dumps(data, indent=1) + "\n")
-    tmp_path.replace(path)
+    write_atomic(path, json.dumps(data, indent=1) + "\n")
     return data
 
 
