@@ -61,7 +61,8 @@ def make_kernel(root: Path, name: str) -> Path:
 
 
 def round_(kernels: list[Path], jobs: int) -> float:
-    installables, flake_args = [], None
+    installables: dict[str, str] = {}
+    flake_args = None
     for kernel in kernels:
         source = kernel / "relu_cpu" / "relu_cpu.cpp"
         source.write_text(source.read_text() + f"\n// salt {time.time_ns()}\n")
@@ -70,7 +71,7 @@ def round_(kernels: list[Path], jobs: int) -> float:
         missing = [v for v in VARIANTS if v not in available]
         if missing:
             sys.exit(f"cannot build {missing}: run `kernel-builder toolchain fetch`")
-        installables += [prepared.installable(f"redistributable.{v}") for v in VARIANTS]
+        installables |= {f"{kernel.name}-{v}": prepared.installable(f"redistributable.{v}") for v in VARIANTS}
         # One nix call builds both kernels; the override input (builder, toolchain, kernel id)
         # of the last kernel applies to both, which changes nothing for timing.
         flake_args = prepared.flake_args

@@ -16,7 +16,7 @@ import attrs
 
 from kernel_builder.errors import BuildError, ConfigError
 
-__all__ = ["CacheCheck", "cache_url", "check_cache", "key_files", "make_key_pair", "query_caches", "read_public_key", "refusal", "secret_key_name"]
+__all__ = ["CacheCheck", "cache_url", "check_cache", "key_files", "make_key_pair", "query_caches", "read_public_key", "refusal", "secret_key_name", "cache_settings"]
 
 _KEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _PUBLIC_KEY = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*):([A-Za-z0-9+/]{43}=)")
@@ -156,3 +156,14 @@ def query_caches(
         held = nix.cache_path_info(url, sorted(missing))
         missing -= set(held) - set(nix.untrusted_paths(url, sorted(held), keys))
     return check, not missing
+
+
+def cache_settings(caches: Sequence[str], trusted_keys: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(cache URLs, public keys)`` from ``--cache``/``--trusted-key``; a cache without a key is
+    an error, since Nix would refuse every path in it."""
+    if caches and not trusted_keys:
+        raise ConfigError(
+            "--cache needs --trusted-key: Nix only substitutes paths signed by a trusted key",
+            hint="pass the cache's public key, e.g. --trusted-key keys/team-cache-1.pub (from `kernel-builder cache key`)",
+        )
+    return tuple(cache_url(c) for c in caches), tuple(read_public_key(k) for k in trusted_keys)

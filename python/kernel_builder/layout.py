@@ -1,4 +1,4 @@
-"""Where the built variants of a kernel are.
+"""The build tree: where the built variants of a kernel are, how they get there, their digests.
 
 Every command that works on a built tree (hash, check, upload) looks in the same places,
 in order: ``DIR/result`` (a ``nix build`` link), ``DIR/build`` (a copied or local build),
@@ -11,6 +11,10 @@ next build removes those whose process is gone (``clean_stale_staging``), and un
 every command that reads the tree refuses it, naming them and the command that removes
 them. Any other sub-directory without a ``metadata.json`` is refused too, rather than
 being left out of an upload without a word.
+
+Every way a variant enters a tree goes through ``staging_dir`` and ``publish``: the
+one-variant build assembles it there, ``kernel-builder build`` copies a Nix output there
+(``install_variant``). ``hash_variants`` writes digests, for ``build`` and ``hash`` alike.
 """
 
 from __future__ import annotations
@@ -19,11 +23,28 @@ import os
 import re
 import shlex
 import shutil
+import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 
+from kernel_builder.digest import compute_digest
 from kernel_builder.errors import CheckError
+from kernel_builder.metadata import Metadata, write_digest
 
-__all__ = ["discover_variants", "variant_dirs", "staging_prefix", "stale_staging", "clean_stale_staging", "NOT_VARIANTS"]
+__all__ = [
+    "NOT_VARIANTS",
+    "clean_stale_staging",
+    "discover_variants",
+    "hash_tree",
+    "hash_variants",
+    "install_variant",
+    "publish",
+    "stale_staging",
+    "staging_dir",
+    "staging_prefix",
+    "tree_size",
+    "variant_dirs",
+]
 
 NOT_VARIANTS = frozenset({"benchmarks"})  # sub-directories of build/ that are not variants
 _OWNER = re.compile(r"\.pid(\d+)\.")
@@ -131,3 +152,67 @@ def discover_variants(directory: str | os.PathLike[str]) -> tuple[Path, list[Pat
         f"no built variants found (looked in {looked} for sub-directories with a metadata.json){extra}",
         hint="build the kernel first (`kernel-builder build`) or pass the directory that holds build/",
     )
+
+
+# -- putting variants into a tree -------------------------------------------------------
+
+
+def staging_dir(out_dir: Path, variant: str) -> Path:
+    """A fresh hidden directory beside ``out_dir/variant`` (same filesystem, so rename works)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=staging_prefix(variant), suffix=".tmp", dir=out_dir))
+
+
+def publish(staged: Path, final: Path) -> None:
+    """Replace ``final`` with ``staged`` (rename; the old tree is removed afterwards)."""
+    os.chmod(staged, 0o755)
+    old = None
+    if final.exists():
+        old = final.with_name(f".{final.name}.pid{os.getpid()}.old.tmp")
+        os.rename(final, old)
+    os.rename(staged, final)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def install_variant(source: Path, build_dir: Path, name: str) -> Path:
+    """Copy a built variant (a read-only Nix output) to ``build_dir/name``, writable, replacing
+    only that directory; ``source`` is the variant or a tree holding ``name/``."""
+    if not (source / "metadata.json").is_file():
+        source = source / name
+    clean_stale_staging(build_dir)  # left by a killed run
+    staged = staging_dir(build_dir, name)
+    shutil.copytree(source, staged, symlinks=True, dirs_exist_ok=True)
+    for path in [staged, *staged.rglob("*")]:
+        if not path.is_symlink():
+            path.chmod(path.stat().st_mode | 0o200)
+    target = build_dir / name
+    publish(staged, target)
+    return target
+
+
+def tree_size(path: Path) -> int:
+    """Bytes in the regular files under ``path``."""
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def hash_variants(variants: Sequence[Path]) -> None:
+    """Write a SHA-256 digest into each variant's ``metadata.json``; only the ``digest`` value changes."""
+    for variant in variants:
+        path = variant / "metadata.json"
+        Metadata.read(path)
+        try:
+            write_digest(path, compute_digest(variant))
+        except OSError as exc:
+            raise CheckError(
+                f"cannot write {path}: {exc.strerror or exc}",
+                hint="hash a writable copy of the tree (e.g. build/, not a read-only nix result/)",
+            ) from None
+
+
+def hash_tree(build_dir: str | os.PathLike[str]) -> list[Path]:
+    """``hash_variants`` over every variant of a tree (``DIR/result``, ``DIR/build`` or ``DIR``,
+    found like every tree command does); returns the variant directories."""
+    _, variants = discover_variants(build_dir)
+    hash_variants(variants)
+    return variants

@@ -30,7 +30,7 @@ from kernel_builder.config.model import (
     TorchNoarch,
     validate_kernel_name,
 )
-from kernel_builder.digest import Digest, compute_digest
+from kernel_builder.digest import Digest
 from kernel_builder.errors import CheckError, ConfigError
 
 __all__ = [
@@ -42,7 +42,6 @@ __all__ = [
     "MetadataError",
     "resolve_python_depends",
     "write_digest",
-    "hash_tree",
     "git_status",
     "builder_provenance",
     "current_provenance",
@@ -432,27 +431,3 @@ def _provenance_from_json(value: object) -> Provenance | None:
     kernel_value = _optional(value, "kernel", dict)
     kernel = None if kernel_value is None else _git_from_json(kernel_value, "provenance.kernel", required=True)
     return Provenance(BuilderProvenance(version, builder_git), kernel)
-
-
-def hash_tree(build_dir: str | os.PathLike[str]) -> list[Path]:
-    """Write a SHA-256 digest into the ``metadata.json`` of every variant under ``build_dir``.
-
-    Only the ``digest`` value changes; every other key and byte of the file is kept.
-
-    ``build_dir`` is discovered like every tree command does (``DIR/result``, ``DIR/build``
-    or ``DIR`` itself). Returns the variant directories that were hashed.
-    """
-    from kernel_builder.layout import discover_variants  # layout imports nothing of ours but errors; kept lazy for start-up
-
-    _, variants = discover_variants(build_dir)
-    for variant in variants:
-        path = variant / "metadata.json"
-        Metadata.read(path)
-        try:
-            write_digest(path, compute_digest(variant))
-        except OSError as exc:
-            raise CheckError(
-                f"cannot write {path}: {exc.strerror or exc}",
-                hint="hash a writable copy of the tree (e.g. build/, not a read-only nix result/)",
-            ) from None
-    return variants

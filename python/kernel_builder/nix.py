@@ -14,7 +14,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +43,7 @@ __all__ = [
     "nix_executable",
     "parse_log_line",
     "run_nix",
+    "target_of",
 ]
 
 
@@ -151,7 +152,8 @@ class BuildEvent:
     when built here), a ``log`` line, a ``substitute`` (``path`` fetched from the cache
     ``machine``), a ``builder-error`` (``machine`` could not be used, ``text`` says why),
     an ``untrusted`` substitute (``path`` in cache ``machine`` lacks a trusted signature),
-    an ``error``.
+    an ``error``. ``target`` is the key of the build target the derivation or path belongs
+    to, when there is one.
     """
 
     kind: str
@@ -159,13 +161,22 @@ class BuildEvent:
     text: str = ""
     machine: str = ""
     path: str | None = None
+    target: str | None = None
 
 
 @attrs.frozen
 class BuildReport:
+    """What one ``build`` did, keyed by target where nix's output allows.
+
+    ``outputs`` holds every target that was built, fetched or already valid, also when
+    others failed; ``failed`` the targets whose derivation failed. The rest is per
+    derivation, as nix reports it.
+    """
+
     returncode: int
-    outputs: dict[str, str]  # drvPath -> out path (only when nix succeeded)
-    failed: tuple[str, ...]  # drv paths whose builder failed
+    outputs: dict[str, str]  # target key -> out path
+    failed: tuple[str, ...]  # target keys whose builder failed
+    failed_drvs: tuple[str, ...]  # every drv path whose builder failed (dependencies too)
     built: tuple[str, ...]  # drv paths nix actually built in this run
     logs: dict[str, list[str]]  # drv path -> log lines seen
     errors: tuple[str, ...]  # nix's error messages
@@ -174,6 +185,19 @@ class BuildReport:
     substituted: dict[str, str] = attrs.field(factory=dict)  # out path -> cache URI
     builder_errors: tuple[tuple[str, str], ...] = ()  # (builder URI, why it could not be used)
     untrusted: tuple[tuple[str, str], ...] = ()  # (store path, cache URI) refused for its signature
+
+
+def target_of(path: str | None, keys: Sequence[str]) -> str | None:
+    """The key whose derivation ``path`` (a .drv or an output path) is: its name ends in ``-KEY``.
+
+    Nix's log names derivations, not installables, so this naming rule is what ties the two
+    together; the longest matching key wins.
+    """
+    if not path:
+        return None
+    stem = path.removesuffix(".drv")
+    found = [key for key in keys if stem.endswith(f"-{key}")]
+    return max(found, key=len) if found else None
 
 
 def nix_argv(*args: str) -> list[str]:
@@ -258,7 +282,7 @@ def parse_log_line(line: str) -> BuildEvent | None:
 
 
 def build(
-    installables: Sequence[str],
+    targets: Mapping[str, str],
     options: NixOptions,
     *,
     flake_args: Sequence[str] = (),
@@ -266,13 +290,17 @@ def build(
     on_event: Callable[[BuildEvent], None] | None = None,
     cwd: str | None = None,
 ) -> BuildReport:
-    """``nix build --json`` with a machine-readable log; never raises for a failed build.
+    """Build ``targets`` (key -> installable) with ``nix build --json``; never raises for a failed build.
 
-    Events are delivered as they happen (start/stop of each derivation, log lines with
-    the derivation they belong to), so a caller can show live progress.
+    Each key must end the name of its installable's derivation (see ``target_of``). Events
+    are delivered as they happen (start/stop of each derivation, log lines with the
+    derivation they belong to), so a caller can show live progress. With ``keep_going``
+    the outputs of the targets that did not fail are returned too: nix prints no JSON when
+    any target fails, so those are asked for again (already built, that only reads them).
     """
+    keys = list(targets)
     link = ["--out-link", out_link] if out_link else ["--no-link"]
-    argv = nix_argv("build", "--json", "--log-format", "internal-json", *options.argv(), *link, *flake_args, *installables)
+    argv = nix_argv("build", "--json", "--log-format", "internal-json", *options.argv(), *link, *flake_args, *targets.values())
     proc = subprocess.Popen(argv, cwd=cwd, env=options.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ids: dict[str, str] = {}
     logs: dict[str, list[str]] = {}
@@ -319,7 +347,7 @@ def build(
                     failed.append(match.group(1))
                     event = BuildEvent("error", drv=match.group(1), text=event.text)
             if on_event is not None:
-                on_event(event)
+                on_event(attrs.evolve(event, target=target_of(event.drv or event.path, keys)))
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
@@ -327,14 +355,25 @@ def build(
     stdout = proc.stdout.read()
     proc.wait()
     reader.join()
-    outputs: dict[str, str] = {}
-    if proc.returncode == 0 and stdout.strip():
-        for item in json.loads(stdout):
-            outputs[item["drvPath"]] = item["outputs"]["out"]
+    failed_keys = sorted({key for key in (target_of(drv, keys) for drv in failed) if key is not None})
+    outputs = _outputs(stdout, keys) if proc.returncode == 0 else {}
+    survivors = {key: targets[key] for key in keys if key not in failed_keys}
+    if proc.returncode != 0 and options.keep_going and failed_keys and survivors:
+        again = build(survivors, attrs.evolve(options, keep_going=False), flake_args=flake_args, out_link=out_link, cwd=cwd)
+        outputs = again.outputs
     return BuildReport(
-        proc.returncode, outputs, tuple(failed), tuple(built), logs, tuple(errors), tuple(argv),
+        proc.returncode, outputs, tuple(failed_keys), tuple(failed), tuple(built), logs, tuple(errors), tuple(argv),
         machines, substituted, tuple(builder_errors), tuple(untrusted),
     )
+
+
+def _outputs(stdout: str, keys: Sequence[str]) -> dict[str, str]:
+    """``nix build --json``'s items as key -> out path (nix orders them by path, not as asked)."""
+    items = json.loads(stdout) if stdout.strip() else []
+    if len(keys) == 1 and len(items) == 1:
+        return {keys[0]: items[0]["outputs"]["out"]}
+    found = {target_of(item["drvPath"], keys): item["outputs"]["out"] for item in items}
+    return {key: out for key, out in found.items() if key is not None}
 
 
 # -- binary caches ----------------------------------------------------------------------

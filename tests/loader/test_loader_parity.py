@@ -21,7 +21,7 @@ import torch
 from loader_trees import write_variant
 
 import kernel_builder
-from kernel_builder.metadata import hash_tree
+from kernel_builder.layout import hash_tree
 from kernel_builder.loader import compat
 from kernel_builder.loader.compat import DeviceArch, IncompatibleDevice, LoaderTooOld, arch_problem
 from kernel_builder.metadata import Metadata

@@ -78,16 +78,19 @@ class TestNixDriver:
             "}; }; }\n"
         )
         events: list[nix.BuildEvent] = []
-        report = nix.build([f"path:{tmp_path}#ok", f"path:{tmp_path}#bad"], nix.NixOptions(max_jobs=2), on_event=events.append)
+        targets = {"ok": f"path:{tmp_path}#ok", "bad": f"path:{tmp_path}#bad"}
+        report = nix.build(targets, nix.NixOptions(max_jobs=2), on_event=events.append)
         assert report.returncode != 0
-        assert [Path(d).name.split("-", 1)[1] for d in report.failed] == ["kb-bad.drv"]
-        bad = report.failed[0]
+        assert report.failed == ("bad",)
+        assert [Path(d).name.split("-", 1)[1] for d in report.failed_drvs] == ["kb-bad.drv"]
+        bad = report.failed_drvs[0]
+        # the partial result: ok's output although bad failed, keyed by target
+        assert list(report.outputs) == ["ok"] and Path(report.outputs["ok"]).read_text().strip() == salt
         assert report.logs[bad] == [f"about to fail {salt}"]
         assert {Path(d).name.split("-", 1)[1] for d in report.built} == {"kb-ok.drv", "kb-bad.drv"}
-        assert ("start", bad) in [(e.kind, e.drv) for e in events]
-        again = nix.build([f"path:{tmp_path}#ok"], nix.NixOptions())
-        assert again.returncode == 0 and again.built == ()
-        assert Path(next(iter(again.outputs.values()))).read_text().strip() == salt
+        assert ("start", bad, "bad") in [(e.kind, e.drv, e.target) for e in events]
+        again = nix.build({"ok": f"path:{tmp_path}#ok"}, nix.NixOptions())
+        assert again.returncode == 0 and again.built == () and again.outputs == report.outputs
         assert dry_run([f"path:{tmp_path}#ok"]) == []
         assert [Path(p).name.split("-", 1)[1] for p in dry_run([f"path:{tmp_path}#bad"])] == ["kb-bad.drv"]
 

@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from kernel_builder.digest import Digest, compute_digest, is_excluded, validate_digest
 from kernel_builder.errors import CheckError
 from kernel_builder.layout import discover_variants
-from kernel_builder.metadata import BackendInfo, Metadata, hash_tree
+from kernel_builder.layout import hash_tree
+from kernel_builder.metadata import BackendInfo, Metadata
 
 ALG = {"sha256": kernels_data.DigestAlgorithm.SHA256, "sha512": kernels_data.DigestAlgorithm.SHA512}
 

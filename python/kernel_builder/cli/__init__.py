@@ -14,6 +14,7 @@ import sys
 import click
 
 from kernel_builder import __version__
+from kernel_builder.cli import output
 from kernel_builder.errors import KernelBuilderError
 
 __all__ = ["main", "cli"]
@@ -69,6 +70,7 @@ def cli(ctx: click.Context, traceback: bool) -> None:
     """
     ctx.ensure_object(dict)
     ctx.obj["traceback"] = traceback
+    output.install_logging()
 
 
 def _traceback_wanted(argv: list[str]) -> bool:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-import json
+import time
 from pathlib import Path
 
 import click
+
+from kernel_builder.cli import output
+from kernel_builder.errors import BuildError
+from kernel_builder.variants.selection import select_variants
 
 __all__ = ["cache"]
 
@@ -38,12 +42,12 @@ def key_cmd(name: str, out_dir: Path) -> None:
       kernel-builder cache key team-cache-1 --out keys
       kernel-builder build . --cache file:///srv/cache --trusted-key keys/team-cache-1.pub
     """
-    from kernel_builder.cache import make_key_pair
+    from kernel_builder.cache import make_key_pair  # lazy: as in push
 
     secret, public = make_key_pair(name, out_dir)
-    click.echo(f"secret key: {secret}", err=True)
-    click.echo(f"public key: {public}", err=True)
-    click.echo(public.read_text().strip())
+    output.note(f"secret key: {secret}")
+    output.note(f"public key: {public}")
+    output.result(public.read_text().strip())
 
 
 @cache.command("push")
@@ -70,30 +74,24 @@ def push_cmd(directory: Path, url: str, secret_key: Path, variants: tuple[str, .
       kernel-builder cache push . --to 's3://kernels-cache?region=eu-west-1' --secret-key $CACHE_KEY_FILE
       kernel-builder cache push . --to /srv/cache --secret-key keys/team-cache-1.sec --variant torch213-cxx11-cpu-x86_64-linux
     """
-    import time
+    from kernel_builder import nix  # lazy: the nix driver and flake modules are cache-only
+    from kernel_builder.cache import cache_url, secret_key_name  # lazy: as nix
+    from kernel_builder.config import load  # lazy: as nix
+    from kernel_builder.flake_build import open_kernel_flake  # lazy: as nix
 
-    from rich.console import Console
-
-    from kernel_builder import nix
-    from kernel_builder.cache import cache_url, secret_key_name
-    from kernel_builder.cli.build import _prepare, select_variants
-    from kernel_builder.config import load
-    from kernel_builder.errors import BuildError
-
-    console = Console(stderr=True, soft_wrap=True)
     kernel_dir = directory.resolve()
     load(kernel_dir)
     target = cache_url(url)
     key_name = secret_key_name(secret_key)
-    prepared, table = _prepare(kernel_dir, (), console)
-    selected, _ = select_variants(table, variants, backends)
-    drvs = nix.derivations([prepared.installable(f"redistributable.{n}") for n in selected], flake_args=prepared.flake_args)
+    flake = open_kernel_flake(kernel_dir)
+    selected, _ = select_variants(flake.table, variants, backends)
+    drvs = nix.derivations(list(flake.installables(selected).values()), flake_args=flake.prepared.flake_args)
     outputs = {d["env"]["variant"]: (drv, d["outputs"]["out"]["path"]) for drv, d in drvs.items() if "variant" in d.get("env", {})}
     absent = set(nix.invalid_paths([out for _, out in outputs.values()]))
     missing = sorted(v for v, (_, out) in outputs.items() if out in absent)
     ready = {v: item for v, item in outputs.items() if v not in missing}
     for name in missing:
-        console.print(f"skip {name}: not built on this machine", highlight=False, markup=False)
+        output.note(f"skip {name}: not built on this machine")
     if not ready:
         raise BuildError(
             "none of the selected variants is built on this machine",
@@ -102,12 +100,12 @@ def push_cmd(directory: Path, url: str, secret_key: Path, variants: tuple[str, .
     paths = sorted(out for _, out in ready.values())
     if not variants_only:
         paths = sorted(set(paths) | set(nix.input_closure({drv: drvs[drv] for drv, _ in ready.values()})))
-    console.print(f"pushing {len(ready)} variant(s) and {len(paths) - len(ready)} toolchain/source path(s) to {target}, "
-                  f"signed with {key_name}", highlight=False, markup=False)
+    output.note(f"pushing {len(ready)} variant(s) and {len(paths) - len(ready)} toolchain/source path(s) to {target}, "
+                f"signed with {key_name}")
     start = time.monotonic()
     nix.copy_to_cache(target, paths, secret_key.resolve())
     seconds = time.monotonic() - start
     if as_json:
-        click.echo(json.dumps({"cache": target, "key": key_name, "variants": {v: out for v, (_, out) in sorted(ready.items())},
-                               "skipped": missing, "paths": len(paths), "seconds": round(seconds, 2)}, indent=2))
-    console.print(f"pushed {', '.join(sorted(ready))} ({len(paths)} store paths, {seconds:.1f}s)", highlight=False, markup=False)
+        output.result_json({"cache": target, "key": key_name, "variants": {v: out for v, (_, out) in sorted(ready.items())},
+                            "skipped": missing, "paths": len(paths), "seconds": round(seconds, 2)})
+    output.note(f"pushed {', '.join(sorted(ready))} ({len(paths)} store paths, {seconds:.1f}s)")

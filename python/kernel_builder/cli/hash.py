@@ -23,7 +23,7 @@ def hash_cmd(directory: Path) -> None:
     Example:
       kernel-builder hash examples/relu      # hashes examples/relu/build/*/
     """
-    from kernel_builder.metadata import hash_tree
+    from kernel_builder.layout import hash_tree
 
     variants = hash_tree(directory)
     for variant in variants:

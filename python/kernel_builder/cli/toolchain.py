@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from kernel_builder.cli import output
+
 __all__ = ["toolchain"]
 
 
@@ -42,23 +44,16 @@ def fetch_cmd(build_sets: tuple[str, ...], as_json: bool) -> None:
       kernel-builder toolchain fetch
       kernel-builder toolchain fetch --build-set torch2.13-cpu
     """
-    from rich.console import Console
-
     from kernel_builder.toolchain.fetch import fetch
     from kernel_builder.toolchain.lockfile import load_lock
-    from kernel_builder.toolchain.pinned import progress_printer
 
     lock = load_lock()
     for key in build_sets:
         lock.environment_of(key)  # unknown build sets fail before anything is downloaded
-    console = Console(stderr=True)
-    report = fetch(lock, list(build_sets) or None, on_progress=progress_printer(console))
+    report = fetch(lock, list(build_sets) or None, on_progress=output.progress_bar("fetch"))
     if as_json:
-        click.echo(json.dumps({"added": list(report.added), "present": list(report.present), "seconds": round(report.seconds, 2)}, indent=2))
-    click.echo(
-        f"{len(report.added)} artifact(s) added, {len(report.present)} already in the store ({report.seconds:.1f}s)",
-        err=True,
-    )
+        output.result_json({"added": list(report.added), "present": list(report.present), "seconds": round(report.seconds, 2)})
+    output.note(f"{len(report.added)} artifact(s) added, {len(report.present)} already in the store ({report.seconds:.1f}s)")
 
 
 @toolchain.command("lock")

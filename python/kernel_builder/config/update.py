@@ -11,6 +11,7 @@ the same model.
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from pathlib import Path
 from typing import Any

@@ -21,7 +21,7 @@ from typing import Any
 import attrs
 
 from kernel_builder._git import git_status, head, untracked
-from kernel_builder._source import ROOT_ENV_VAR, BuilderSource, builder_source
+from kernel_builder._source import BuilderSource, builder_source
 from kernel_builder.errors import NixError
 from kernel_builder.toolchain.state import state_dir
 

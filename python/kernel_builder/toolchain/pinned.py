@@ -5,42 +5,23 @@ variant with it)."""
 from __future__ import annotations
 
 import json
+import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from kernel_builder.toolchain.fetch import fetch, missing_paths
+from kernel_builder.toolchain.lockfile import load_lock
 from kernel_builder.toolchain.state import state_dir
 
-__all__ = ["ensure_fetched", "record_pythons", "pinned_pythons", "progress_printer"]
+__all__ = ["ensure_fetched", "record_pythons", "pinned_pythons"]
+
+log = logging.getLogger(__name__)
 
 
-def progress_printer(console: Any, label: str = "fetch") -> Any:
-    """An ``on_progress`` callback that draws a rich progress bar (or prints lines)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(TextColumn(f"{label} [progress.description]{{task.description}}"), BarColumn(), MofNCompleteColumn(),
-                   TimeElapsedColumn(), console=console, transient=True)
-    state: dict[str, Any] = {}
-
-    def on_progress(name: str, done: int, total: int) -> None:
-        if "task" not in state:
-            if total == 0:
-                return
-            bar.start()
-            state["task"] = bar.add_task("", total=total)
-        bar.update(state["task"], completed=done, description=name[:60])
-        if done >= total:
-            bar.stop()
-
-    return on_progress
-
-
-def ensure_fetched(build_sets: Iterable[str], console: Any) -> None:
+def ensure_fetched(build_sets: Iterable[str], on_progress: Callable[[str, int, int], None] | None = None) -> None:
     """Fetch the artifacts of ``build_sets`` that the store lacks (nothing when all are there)."""
-    from kernel_builder.toolchain.fetch import fetch, missing_paths
-    from kernel_builder.toolchain.lockfile import load_lock
-
     lock = load_lock()
     wanted = sorted({key for key in build_sets if key in lock.build_sets})
     if not wanted:
@@ -48,9 +29,9 @@ def ensure_fetched(build_sets: Iterable[str], console: Any) -> None:
     paths = [a.store_path for a in lock.artifacts_for(wanted)] + ([lock.seed.store_path] if lock.seed else [])
     if not missing_paths(paths):
         return
-    console.print(f"fetching the pinned toolchain artifacts for {', '.join(wanted)} (once per machine)", highlight=False)
-    report = fetch(lock, wanted, on_progress=progress_printer(console))
-    console.print(f"fetched {len(report.added)} artifact(s) into the Nix store in {report.seconds:.0f}s", highlight=False)
+    log.info(f"fetching the pinned toolchain artifacts for {', '.join(wanted)} (once per machine)")
+    report = fetch(lock, wanted, on_progress=on_progress)
+    log.info(f"fetched {len(report.added)} artifact(s) into the Nix store in {report.seconds:.0f}s")
 
 
 def _path(state: Path | None) -> Path:

@@ -2,21 +2,20 @@
 
 A variant is flat: the kernel's Python package files (filtered by ``pyext``) at the top,
 the generated ``_ops.py``, the compiled ``<ops id>.abi3.so`` for arch variants and
-``metadata.json`` with a digest. It is assembled in a hidden sibling directory and renamed
-into place, so ``build/<variant>/`` is either the old complete tree or the new one.
+``metadata.json`` with a digest. It is assembled in a staging directory of the tree and
+renamed into place (``layout.staging_dir``/``publish``), so ``build/<variant>/`` is either
+the old complete tree or the new one.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from kernel_builder.errors import BuildError
 
-__all__ = ["python_files", "copy_python_files", "staging_dir", "publish", "strip_runpath"]
+__all__ = ["python_files", "copy_python_files", "strip_runpath"]
 
 
 def python_files(package_dir: Path, pyext: Iterable[str]) -> list[str]:
@@ -47,26 +46,6 @@ def copy_python_files(package_dir: Path, target: Path, pyext: Iterable[str]) -> 
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(package_dir / rel, dest)
     return copied
-
-
-def staging_dir(out_dir: Path, variant: str) -> Path:
-    """A fresh hidden directory beside ``out_dir/variant`` (same filesystem, so rename works)."""
-    from kernel_builder.layout import staging_prefix
-
-    out_dir.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=staging_prefix(variant), suffix=".tmp", dir=out_dir))
-
-
-def publish(staged: Path, final: Path) -> None:
-    """Replace ``final`` with ``staged`` (rename; the old tree is removed afterwards)."""
-    os.chmod(staged, 0o755)
-    old = None
-    if final.exists():
-        old = final.with_name(f".{final.name}.pid{os.getpid()}.old.tmp")
-        os.rename(final, old)
-    os.rename(staged, final)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
 
 
 def strip_runpath(library: Path) -> None:

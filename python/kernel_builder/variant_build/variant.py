@@ -17,7 +17,7 @@ from pathlib import Path
 import attrs
 
 from kernel_builder.variant_build import generate
-from kernel_builder.variant_build.assemble import copy_python_files, publish, staging_dir, strip_runpath
+from kernel_builder.variant_build.assemble import copy_python_files, strip_runpath
 from kernel_builder.variant_build.checks import check_variant, start_import_check
 from kernel_builder.variant_build.ops_id import ops_identifier, unique_id
 from kernel_builder.variant_build.scratch import Scratch, compiled_inputs, scratch_dir
@@ -25,7 +25,7 @@ from kernel_builder.variant_build.toolchain_probe import Toolchain, probe_cuda, 
 from kernel_builder.config.model import Backend, Build, Torch
 from kernel_builder.digest import compute_digest
 from kernel_builder.errors import BuildError
-from kernel_builder.layout import clean_stale_staging
+from kernel_builder.layout import clean_stale_staging, publish, staging_dir
 from kernel_builder.metadata import GitStatus, Metadata, Provenance, current_provenance
 from kernel_builder.variants.names import Kind, Variant, parse
 
