@@ -290,15 +290,16 @@ def test_inline_tables_get_positions() -> None:
 # ---------------------------------------------------------------- editions
 
 
-def test_v4_is_upgraded_with_a_warning(capsys) -> None:
+def test_v4_is_upgraded_with_a_warning(caplog) -> None:
     text = HEAD.replace("edition = 5\n", "") + '[torch]\nstable-abi = "2.11"\n'
     parsed = parse(text)
     assert parsed.edition == 4
     assert parsed.build == loads(HEAD + '[torch]\nstable-abi = "2.11"\n')
-    capsys.readouterr()
+    assert not caplog.records
     loads(text)
-    err = capsys.readouterr().err
-    assert "legacy v4 format" in err and "kernel-builder update-build" in err
+    [record] = caplog.records
+    assert record.levelname == "WARNING" and record.name == "kernel_builder.config.loading"
+    assert "legacy v4 format" in record.getMessage() and "kernel-builder update-build" in record.getMessage()
 
 
 def test_v4_rejects_edition_5_only_keys() -> None:

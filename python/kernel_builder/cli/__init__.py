@@ -95,5 +95,5 @@ def main(argv: list[str] | None = None) -> None:
     except KernelBuilderError as exc:
         if _traceback_wanted(argv if argv is not None else sys.argv[1:]):
             raise
-        click.secho(f"error: {exc}", fg="red", err=True)
+        output.error(str(exc))
         sys.exit(exc.exit_code)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import TYPE_CHECKING
 
 import click
+
+from kernel_builder.cli import output
 
 if TYPE_CHECKING:
     from kernel_builder.config import Parsed
@@ -50,7 +51,7 @@ def _check_matrix(parsed: Parsed, kernel_dir: str) -> None:
             file, problems, hint="lower the stable ABI to a Torch version the matrix builds (see `kernel-builder list-variants`)"
         )
     for warning in warnings:
-        click.echo(f"warning: {warning}", err=True)
+        output.warn(str(warning))
 
 
 @click.command("check-config")
@@ -74,11 +75,11 @@ def check_config(kernel_dir: str, as_json: bool) -> None:
     parsed = read_file(kernel_dir, check_sources=True)
     _check_matrix(parsed, kernel_dir)
     for warning in parsed.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        output.warn(str(warning))
     if as_json:
-        click.echo(json.dumps(to_dict(parsed.build), indent=2))
+        output.result_json(to_dict(parsed.build))
     else:
-        click.echo(_summary(parsed))
+        output.result(_summary(parsed))
 
 
 @click.command("update-build")
@@ -105,14 +106,14 @@ def update_build(kernel_dir: str, check: bool, show_diff: bool) -> None:
 
     plan = plan_update(kernel_dir)
     if not plan.needed:
-        click.echo(f"{plan.path} is already edition 5; nothing to do", err=True)
+        output.note(f"{plan.path} is already edition 5; nothing to do")
         return
     if show_diff:
-        click.echo(plan.diff(), nl=False)
+        output.result(plan.diff(), nl=False)
     if check:
-        click.echo(f"{plan.path} needs an update ({plan.describe()}); run `kernel-builder update-build`", err=True)
+        output.note(f"{plan.path} needs an update ({plan.describe()}); run `kernel-builder update-build`")
         sys.exit(1)
     if show_diff:
         return
     write_atomic(plan.path, plan.new_text)
-    click.echo(f"updated {plan.path}: {plan.describe()}", err=True)
+    output.note(f"updated {plan.path}: {plan.describe()}")

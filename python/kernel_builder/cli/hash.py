@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from kernel_builder.cli import output
+
 __all__ = ["hash_cmd"]
 
 
@@ -27,5 +29,5 @@ def hash_cmd(directory: Path) -> None:
 
     variants = hash_tree(directory)
     for variant in variants:
-        click.echo(str(variant))
-    click.echo(f"hashed {len(variants)} variant(s)", err=True)
+        output.result(str(variant))
+    output.note(f"hashed {len(variants)} variant(s)")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import click
 
+from kernel_builder.cli import output
+
 from kernel_builder.errors import ConfigError
 
 __all__ = ["init", "scaffold_files", "INIT_BACKENDS"]
@@ -127,9 +129,8 @@ def init(directory: Path, repo_id: str, backends: str, license_: str, builder_ur
         path.write_text(content, encoding="utf-8")
     staged = False if no_git else _git_init(directory)
     for rel in sorted(files):
-        click.echo(str(directory / rel))
-    click.echo(
+        output.result(str(directory / rel))
+    output.note(
         f"created kernel {files['build.toml'].split(chr(34))[1]} in {directory}"
-        + (" (git repository initialised, files staged)" if staged else ""),
-        err=True,
+        + (" (git repository initialised, files staged)" if staged else "")
     )

@@ -6,10 +6,11 @@ errors to stderr. Nothing here imports torch or huggingface_hub at import time.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
+
+from kernel_builder.cli import output
 
 __all__ = ["info", "versions", "lock", "download"]
 
@@ -39,13 +40,13 @@ def info(kernel: str, revision: str | None, version: int | None, as_json: bool) 
 
     data = kernel_info(kernel, revision=revision, version=version).to_json()
     if as_json:
-        click.echo(json.dumps(data, indent=2))
+        output.result_json(data)
         return
     if "path" in data:
-        click.echo(f"Path: {data['path']}")
+        output.result(f"Path: {data['path']}")
     else:
-        click.echo(f"Repository: {data['repo_id']}")
-        click.echo(f"Revision: {data['revision']}")
+        output.result(f"Repository: {data['repo_id']}")
+        output.result(f"Revision: {data['revision']}")
     for label, key in (
         ("Name", "name"),
         ("Version", "version"),
@@ -54,9 +55,9 @@ def info(kernel: str, revision: str | None, version: int | None, as_json: bool) 
         ("Upstream", "upstream"),
         ("Source", "source"),
     ):
-        click.echo(f"{label}: {_dash(data[key])}")
-    click.echo(f"Python dependencies: {', '.join(data['python_depends'] or []) or '-'}")
-    click.echo(f"Backends: {', '.join(data['backends']) or '-'}")
+        output.result(f"{label}: {_dash(data[key])}")
+    output.result(f"Python dependencies: {', '.join(data['python_depends'] or []) or '-'}")
+    output.result(f"Backends: {', '.join(data['backends']) or '-'}")
 
 
 @click.command("versions")
@@ -92,17 +93,17 @@ def versions(repo_id: str, backend: str | None, as_json: bool) -> None:
                 for d in res.decisions
             ]
             out.append({"version": number, "commit": target.commit, "variants": variants})
-        click.echo(json.dumps({"repo_id": repo_id, "system": system.describe(), "versions": out}, indent=2))
+        output.result_json({"repo_id": repo_id, "system": system.describe(), "versions": out})
         return
     if not traces:
-        click.echo(f"Repository does not support kernel versions: {repo_id}")
+        output.result(f"Repository does not support kernel versions: {repo_id}")
         return
-    click.echo(f"System: {system.describe()}", err=True)
+    output.note(f"System: {system.describe()}")
     for i, (number, _target, res) in enumerate(traces):
         if i:
-            click.echo()
-        click.echo(f"Version {number}:\n")
-        click.echo(format_trace(res) or "(no variants)")
+            output.result()
+        output.result(f"Version {number}:\n")
+        output.result(format_trace(res) or "(no variants)")
 
 
 @click.command("lock")
@@ -124,7 +125,7 @@ def lock(project_dir: Path) -> None:
     for entry in lock_project(project_dir):
         dep = entry.dependency
         spec = f"version {dep.version}" if dep.version is not None else f"revision {dep.revision}"
-        click.echo(f"Locked {dep.repo_id} ({spec}) at {entry.commit}", err=True)
+        output.note(f"Locked {dep.repo_id} ({spec}) at {entry.commit}")
 
 
 @click.command("download")
@@ -146,10 +147,10 @@ def download(project_dir: Path, all_variants: bool) -> None:
     from kernel_builder.variants.system import detect_system
 
     system = None if all_variants else detect_system()  # all variants: no need to import torch
-    results = download_project(project_dir, system, all_variants=all_variants, report=lambda line: click.echo(line, err=True))
+    results = download_project(project_dir, system, all_variants=all_variants)
     failed = [lock.dependency.repo_id for lock, result in results if isinstance(result, KernelBuilderError)]
     for lock, result in results:
         if not isinstance(result, KernelBuilderError):
-            click.echo(str(result))
+            output.result(str(result))
     if failed:
         raise LoadError(f"{len(failed)} kernel(s) failed to download: {', '.join(failed)}")

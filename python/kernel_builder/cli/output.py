@@ -1,8 +1,10 @@
 """The command line's one output path.
 
 Results go to stdout (``result``, ``result_json``), so that they can be piped; everything
-a person reads goes to stderr through one rich console: ``note``, ``warn``, live progress
-and tables. Library code does not print: it logs to ``kernel_builder.*`` loggers, and
+a person reads goes to stderr: lines through ``note``, ``warn`` and ``error`` (plain click
+output, so that a command that only prints lines never imports rich), live progress and
+tables through the one rich ``console()`` (which also keeps those lines above a live
+display). Library code does not print: it logs to ``kernel_builder.*`` loggers, and
 ``install_logging`` routes those records here (info as notes, warnings as warnings), so a
 message looks the same whichever module says it, and a program using the library gets
 plain ``logging`` records instead.
@@ -17,7 +19,7 @@ from typing import Any
 
 import click
 
-__all__ = ["console", "install_logging", "note", "progress_bar", "result", "result_json", "warn"]
+__all__ = ["console", "error", "install_logging", "note", "progress_bar", "result", "result_json", "warn"]
 
 _console: Any = None
 
@@ -34,17 +36,22 @@ def console() -> Any:
 
 def note(text: str) -> None:
     """A line for the person at the terminal (stderr), printed as is."""
-    console().print(text, highlight=False, markup=False)
+    click.echo(text, err=True)
 
 
 def warn(text: str) -> None:
     """``warning: text`` in yellow on stderr."""
-    console().print(f"warning: {text}", style="yellow", highlight=False, markup=False)
+    click.secho(f"warning: {text}", fg="yellow", err=True)
 
 
-def result(text: str) -> None:
-    """A line of the command's result (stdout)."""
-    click.echo(text)
+def error(text: str) -> None:
+    """``error: text`` in red on stderr (a failure the command goes on after)."""
+    click.secho(f"error: {text}", fg="red", err=True)
+
+
+def result(text: str = "", *, nl: bool = True) -> None:
+    """A line of the command's result (stdout); ``nl=False`` for text that ends itself."""
+    click.echo(text, nl=nl)
 
 
 def result_json(value: Any) -> None:
@@ -59,7 +66,12 @@ class _ConsoleHandler(logging.Handler):
         except Exception:  # a malformed log call must not end the command
             self.handleError(record)
             return
-        (warn if record.levelno >= logging.WARNING else note)(text)
+        if record.levelno >= logging.ERROR:
+            error(text)
+        elif record.levelno >= logging.WARNING:
+            warn(text)
+        else:
+            note(text)
 
 
 def install_logging() -> None:

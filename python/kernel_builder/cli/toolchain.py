@@ -73,7 +73,7 @@ def lock_cmd(lock_file: Path | None) -> None:
     from kernel_builder.toolchain.locking import relock
 
     data = relock(lock_file)
-    click.echo(f"locked {len(data['artifacts'])} artifact(s) in {len(data['groups'])} group(s)", err=True)
+    output.note(f"locked {len(data['artifacts'])} artifact(s) in {len(data['groups'])} group(s)")
 
 
 @toolchain.command("discover")
@@ -96,13 +96,13 @@ def discover_cmd(pythons: tuple[str, ...], as_json: bool) -> None:
     record = discover(extra)
     path = write_toolchains(record)
     if as_json:
-        click.echo(json.dumps(record, indent=2, sort_keys=True))
+        output.result(json.dumps(record, indent=2, sort_keys=True))
     for key, entry in sorted(record["build-sets"].items()):
-        click.echo(f"{key}: {entry['python']} (torch {entry['torch-version']})", err=True)
+        output.note(f"{key}: {entry['python']} (torch {entry['torch-version']})")
     cuda = record.get("cuda")
-    click.echo(f"nvcc: {cuda['nvcc']} (CUDA {cuda['version']})" if cuda else "nvcc: not found", err=True)
-    click.echo(f"compiler: {record['compiler']['version'] or 'not found'}", err=True)
-    click.echo(f"recorded {len(record['build-sets'])} build set(s) in {path} (host toolchain, not hermetic)", err=True)
+    output.note(f"nvcc: {cuda['nvcc']} (CUDA {cuda['version']})" if cuda else "nvcc: not found")
+    output.note(f"compiler: {record['compiler']['version'] or 'not found'}")
+    output.note(f"recorded {len(record['build-sets'])} build set(s) in {path} (host toolchain, not hermetic)")
 
 
 @toolchain.command("setup")
@@ -133,15 +133,15 @@ def setup_cmd(only: tuple[str, ...], reuse: tuple[str, ...], dry_run: bool) -> N
     steps = plan(specs, reuse=[str(Path(p).absolute()) for p in reuse])
     pythons: list[str] = []
     for spec, action, python in steps:
-        click.echo(f"{spec.name}: {action} {python} (torch {spec.torch}; serves {', '.join(spec.serves)})", err=True)
+        output.note(f"{spec.name}: {action} {python} (torch {spec.torch}; serves {', '.join(spec.serves)})")
         if dry_run:
             continue
         if action == "create":
-            click.echo(f"{spec.name}: installing {' '.join(spec.requirements())} ...", err=True)
+            output.note(f"{spec.name}: installing {' '.join(spec.requirements())} ...")
             python = create_env(spec)
         pythons.append(python)
     if dry_run:
         return
     record = discover(pythons)
     path = write_toolchains(record)
-    click.echo(f"recorded {len(record['build-sets'])} build set(s) in {path}", err=True)
+    output.note(f"recorded {len(record['build-sets'])} build set(s) in {path}")

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
+
+from kernel_builder.cli import output
 
 __all__ = ["list_variants"]
 
@@ -60,23 +61,23 @@ def list_variants(directory: Path, system: str | None, bundle: bool, as_json: bo
                 {"build_set": d.build_set.label, "included": d.included, "variant": d.variant, "reason": d.reason}
                 for d in result.decisions
             ]
-            click.echo(json.dumps({"variants": variants, "build_sets": decisions}, indent=2))
+            output.result_json({"variants": variants, "build_sets": decisions})
         else:
-            click.echo(json.dumps(variants, indent=2))
+            output.result_json(variants)
     else:
         width = max((len(v.name) for v in result.variants), default=0)
         for v in result.variants:
-            click.echo(f"{v.name:<{width}}  {'bundle' if v.bundle else 'non-bundle'}")
+            output.result(f"{v.name:<{width}}  {'bundle' if v.bundle else 'non-bundle'}")
         if explain:
-            click.echo("")
+            output.result("")
             for d in result.decisions:
                 if d.included:
-                    click.echo(f"in   {d.build_set.label} -> {d.variant}" + ("" if d.reason == "in" else f" {d.reason[3:]}"))
+                    output.result(f"in   {d.build_set.label} -> {d.variant}" + ("" if d.reason == "in" else f" {d.reason[3:]}"))
                 else:
-                    click.echo(f"out  {d.build_set.label}: {d.reason}")
+                    output.result(f"out  {d.build_set.label}: {d.reason}")
 
     for note in result.notes:
-        click.echo(f"note: {note}", err=True)
+        output.note(f"note: {note}")
     where = "all systems" if system == "all" else system
     n_bundle = sum(1 for v in result.variants if v.bundle)
-    click.echo(f"{len(result.variants)} variant(s) for {where} ({n_bundle} in the bundle)", err=True)
+    output.note(f"{len(result.variants)} variant(s) for {where} ({n_bundle} in the bundle)")

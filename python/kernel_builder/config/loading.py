@@ -8,9 +8,9 @@ refused unless the caller migrates it (``update-build``).
 
 from __future__ import annotations
 
+import logging
 import os
 import re
-import sys
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,8 @@ from kernel_builder.config.problems import BuildTomlError, Problem, Problems, de
 from kernel_builder.config.reader import ReadOptions, read_build
 
 __all__ = ["Parsed", "parse", "load", "loads", "build_toml_path", "UPDATE_HINT"]
+
+log = logging.getLogger(__name__)
 
 UPDATE_HINT = "run `kernel-builder update-build` in the kernel directory to rewrite build.toml as edition 5"
 MAX_DEPTH = 32  # the schema needs 4; the readers and the position scanner recurse
@@ -188,12 +190,13 @@ def read_file(path: str | os.PathLike[str], *, check_sources: bool = False, **kw
 
 
 def emit_warnings(warnings: tuple[Problem, ...]) -> None:
+    """Log each warning (the command line shows them as ``warning: ...``)."""
     for warning in warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        log.warning("%s", warning)
 
 
 def load(path: str | os.PathLike[str], *, check_sources: bool = False) -> Build:
-    """The ``Build`` of a kernel directory (or a build.toml path); warnings go to stderr."""
+    """The ``Build`` of a kernel directory (or a build.toml path); warnings are logged."""
     parsed = read_file(path, check_sources=check_sources)
     emit_warnings(parsed.warnings)
     return parsed.build

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 from kernel_builder._files import write_atomic
@@ -45,9 +44,8 @@ def download_project(
     *,
     all_variants: bool = False,
     client: HubClient | None = None,
-    report: Callable[[str], None] = print,
 ) -> list[tuple[Lock, Path | KernelBuilderError]]:
-    """Download each locked kernel (best variant, or all); failures are reported, not raised."""
+    """Download each locked kernel (best variant, or all); failures are logged and returned, not raised."""
     path = Path(project_dir) / LOCKFILE
     if not os.path.lexists(path):  # anything else there is refused by read_lockfile, naming it
         raise LoadError(f"No kernels.lock file found in: {project_dir}", hint="run `kernel-builder lock PROJECT_DIR` first")
@@ -55,7 +53,7 @@ def download_project(
     results: list[tuple[Lock, Path | KernelBuilderError]] = []
     for lock in read_lockfile(path):
         repo_id = lock.dependency.repo_id
-        report(f"Downloading `{repo_id}` at commit {lock.commit}")
+        log.info(f"Downloading `{repo_id}` at commit {lock.commit}")
         target = Target(repo_id, lock.commit, lock.commit, lock.dependency.version)
         try:
             if all_variants:
@@ -64,6 +62,6 @@ def download_project(
                 assert system is not None, "a system is needed to pick one variant"
                 results.append((lock, install(target, system, offline=False, client=client)[0]))
         except KernelBuilderError as exc:
-            report(str(exc))
+            log.error("%s", exc)
             results.append((lock, exc))
     return results

@@ -11,6 +11,7 @@ needs nothing beyond the package itself.
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 
@@ -43,8 +44,25 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+class _Tagged(logging.Formatter):
+    """``kernel-builder: [warning: ]message``: the lines the derivation's log shows."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        level = "warning: " if record.levelno >= logging.WARNING else ""
+        return f"kernel-builder: {level}{record.getMessage()}"
+
+
+def _show_log() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Tagged())
+    logger = logging.getLogger("kernel_builder")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    _show_log()
     if args.kernel_dirty and not args.kernel_commit:
         parser().error("--kernel-dirty needs --kernel-commit")
     from kernel_builder.variant_build.variant import build_variant

@@ -8,9 +8,9 @@ variant name and a toolchain Python; the output is ``OUT/<variant>/``, complete 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -31,6 +31,8 @@ from kernel_builder.variants.names import Kind, Variant, parse
 
 __all__ = ["VariantResult", "build_variant"]
 
+log = logging.getLogger(__name__)
+
 _COMPILABLE_HERE = ("cpu", "cuda")
 
 
@@ -45,10 +47,6 @@ class VariantResult:
     warnings: tuple[str, ...]
     seconds: float
     notes: tuple[str, ...] = ()
-
-
-def _log(message: str) -> None:
-    print(f"kernel-builder: {message}", file=sys.stderr, flush=True)
 
 
 def _check_torch(build: Build, variant: Variant, toolchain: Toolchain) -> tuple[int, int] | None:
@@ -146,7 +144,7 @@ def build_variant(
         )
     uid = unique_id(source, override=uid, files=compiled_inputs(build)[0])
     ops_id = ops_identifier(build.python_name, backend, uid)
-    _log(f"building {variant} ({ops_id})")
+    log.info(f"building {variant} ({ops_id})")
     clean_stale_staging(out)  # left by a killed build
     staged = staging_dir(out, variant.name)
     importer = None
@@ -162,7 +160,7 @@ def build_variant(
                 _provenance(source, kernel_commit, kernel_dirty), jobs, verbose, strict_manylinux,
             )
             if keep_scratch and scratch is not None:
-                _log(f"scratch kept at {scratch.path}")
+                log.info(f"scratch kept at {scratch.path}")
         report = check_variant(
             staged,
             python=toolchain_python,
@@ -173,7 +171,7 @@ def build_variant(
             import_process=importer,
         )
         for warning in report.warnings:
-            _log(f"warning: {warning}")
+            log.warning("%s", warning)
         final_dir = out / variant.name
         publish(staged, final_dir)
     except BaseException:
@@ -183,7 +181,7 @@ def build_variant(
             importer.communicate()
         raise
     seconds = time.monotonic() - started
-    _log(f"built {variant} in {seconds:.1f}s -> {final_dir}")
+    log.info(f"built {variant} in {seconds:.1f}s -> {final_dir}")
     return VariantResult(
         variant.name, final_dir, ops_id, metadata.backend.archs, report.warnings, seconds, report.notes
     )
