@@ -140,7 +140,7 @@ class TestKernelIdentity:
         assert prepare_kernel_flake(kernel, state=tmp_path / "state").ref == f"path:{kernel.resolve()}"
 
     def test_an_untracked_torch_include_directory_switches_to_path(self, tmp_path: Path) -> None:
-        """[torch] include directories are inputs too (Build.input_paths, nix/lib/inputs.nix)."""
+        """[torch] include directories are inputs too (Build.input_paths, nix/lib/pure/inputs.nix)."""
         kernel = copy_kernel("relu", tmp_path / "k")
         toml = kernel / "build.toml"
         toml.write_text(toml.read_text().replace("[torch]\n", '[torch]\ninclude = ["common"]\n', 1))

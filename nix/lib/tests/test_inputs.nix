@@ -1,5 +1,5 @@
 let
-  i = import ../inputs.nix;
+  i = import ../pure/inputs.nix;
   config = {
     framework = { src = [ "torch-ext/torch_binding.cpp" ]; include = [ "./common" "." ]; };
     kernelsFor = backend:

@@ -6,11 +6,11 @@
 # a CUDA-only file changes only the CUDA variants' inputs, and build/, result links,
 # tests and notes never cause a rebuild.
 #
-# Type: { path; config; backend : string } -> store path
-{ path, config, backend }:
+# Type: { pure; path; config; backend : string } -> store path
+{ pure, path, config, backend }:
 let
   root = toString path;
-  inputs = (import ./inputs.nix).inputPaths config backend;
+  inputs = pure.inputs.inputPaths config backend;
   inherit (inputs) files includeDirs;
   underInclude = rel: builtins.any
     (d: rel == d || builtins.substring 0 (builtins.stringLength d + 1) rel == d + "/")
