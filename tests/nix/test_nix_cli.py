@@ -179,7 +179,7 @@ class TestToolchains:
         first = prepare_flake_input(record, identity, state=tmp_path)
         assert prepare_flake_input(record, identity, state=tmp_path) == first
         assert json.loads((first / "state" / "kernel.json").read_text())["unique-id"] == identity.unique_id
-        assert (first / "flake.nix").is_file() and (first / "nix" / "lib" / "variant.nix").is_file()
+        assert (first / "flake.nix").is_file() and (first / "nix" / "lib" / "builders" / "variant.nix").is_file()
         record["compiler"]["version"] = "c++ 99"
         assert prepare_flake_input(record, identity, state=tmp_path) != first
         status = subprocess.run(["git", "-C", str(kernel), "status", "--porcelain"], capture_output=True, text=True).stdout
