@@ -1,16 +1,19 @@
-# The builder library: small pure files (builtins only, no nixpkgs), joined here.
+# The builder library: pure functions (pure/: builtins only, no derivations, no store paths)
+# and the derivation builders that use them (builders/: derivations, their scripts, and the
+# filtered sources they read), joined here.
 #
 # Type: { builderSrc : flake source of kernel-builder } -> { genKernelFlakeOutputs, ... }
 { builderSrc }:
 let
-  context = import ./context.nix { inherit builderSrc; };
+  pure = import ./pure;
+  context = import ./builders/context.nix { inherit builderSrc; };
 in
 {
-  # Type: { self, path, system ? "x86_64-linux", doChecks ? true } -> flake outputs
+  # Type: { self, path, system ? "x86_64-linux", toolchainProvider ? null } -> flake outputs
   # Example: kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; }
-  genKernelFlakeOutputs = import ./gen-flake-outputs.nix { inherit builderSrc context; };
+  genKernelFlakeOutputs = import ./builders/gen-flake-outputs.nix { inherit builderSrc context pure; };
 
   # Exposed for tests and tools.
-  kernelConfig = import ./kernel-config.nix;
+  inherit (pure) kernelConfig;
   inherit context;
 }

@@ -2,6 +2,12 @@
 
 from __future__ import annotations
 
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from hub_trees import make_kernel, write_variant
@@ -13,8 +19,13 @@ from kernel_builder.hub.card import (
     exported_names,
     layer_classes,
     render_card,
+    template_for,
+    tree_context,
 )
 from kernel_builder.hub.tree import read_tree, render_tree_card
+
+REPO = Path(__file__).resolve().parents[2]
+RENDER_CARD = REPO / "nix" / "lib" / "builders" / "render-card.py"
 
 
 class TestContext:
@@ -97,3 +108,96 @@ class TestTreeCard:
         (root / "benchmarks" / "benchmark.py").unlink()
         (root / "benchmarks").rmdir()
         assert "## Benchmarks" not in render_tree_card(read_tree(root), "org/k", 3)
+
+
+class TestTreeContext:
+    def test_module_from_the_source_else_the_first_variant(self, tmp_path):
+        root = make_kernel(tmp_path / "k")
+        tree = read_tree(root)
+        (root / "torch-ext/hub_relu/__init__.py").write_text("__all__ = ['from_source']\n")
+        variants = [tree.variants[n] for n in sorted(tree.variants)]
+        ctx = tree_context(root, variants, repo_id="o/k", version=1, build=tree.build)
+        assert ctx.functions == ("from_source",)
+        shutil.rmtree(root / "torch-ext")
+        ctx = tree_context(root, variants, repo_id="o/k", version=1, build=tree.build)
+        assert ctx.functions == ("relu", "scale") and ctx.layers == ("ReLU",)
+        assert (ctx.license, ctx.upstream, ctx.has_benchmark) == ("Apache-2.0", "https://github.com/example/relu", True)
+
+    def test_bare_tree_reads_the_metadata(self, tmp_path):
+        variant = write_variant(tmp_path / "b", "cpu")
+        tree = read_tree(tmp_path / "b")
+        ctx = tree_context(tree.kernel_dir, [variant], repo_id="o/k", version=2, metadata=tree.metadata[variant.name])
+        assert (ctx.license, ctx.upstream, ctx.has_benchmark, ctx.functions) == ("Apache-2.0", None, False, ("relu", "scale"))
+        with pytest.raises(ValueError, match="build.toml"):
+            tree_context(tree.kernel_dir, [variant], repo_id="o/k", version=2)
+
+    def test_benchmark_in_an_extra_dir(self, tmp_path):
+        root = make_kernel(tmp_path / "k", benchmark=False)
+        tree = read_tree(root)
+        assert not tree_context(root, [], repo_id="o/k", version=1, build=tree.build).has_benchmark
+        (tmp_path / "bundle" / "benchmarks").mkdir(parents=True)
+        (tmp_path / "bundle" / "benchmarks" / "benchmark.py").write_text("")
+        ctx = tree_context(root, [], repo_id="o/k", version=1, build=tree.build, extra_dirs=(tmp_path / "bundle",))
+        assert ctx.has_benchmark
+
+    def test_template_for(self, tmp_path):
+        assert template_for(None) == (default_template(), None)
+        assert template_for(tmp_path / "CARD.md") == (default_template(), None)
+        (tmp_path / "CARD.md").write_text("# {{ repo_id }}\n")
+        assert template_for(tmp_path / "CARD.md") == ("# {{ repo_id }}\n", tmp_path / "CARD.md")
+
+
+def _bundle_card(root: Path, work: Path, python: str = sys.executable, prelude: str = "") -> str:
+    """Run render-card.py the way bundle-builder.sh does: SOURCE is the bundle's filtered
+    source (build.toml, CARD.md, benchmarks/), BUNDLE the variants plus benchmarks/."""
+    source, bundle = work / "extras", work / "bundle"
+    source.mkdir(parents=True)
+    for name in ("build.toml", "CARD.md"):
+        if (root / name).is_file():
+            shutil.copy2(root / name, source / name)
+    shutil.copytree(root / "build", bundle)
+    if (root / "benchmarks").is_dir():
+        shutil.copytree(root / "benchmarks", source / "benchmarks")
+        shutil.copytree(root / "benchmarks", bundle / "benchmarks")
+    script = f"{prelude}import runpy, sys; sys.argv = sys.argv[1:]; runpy.run_path(sys.argv[0], run_name='__main__')"
+    done = subprocess.run(
+        [python, "-c", script, str(RENDER_CARD), str(source), str(bundle)],
+        env={"PYTHONPATH": str(REPO / "python"), "PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin:/bin"},
+        capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return (bundle / "CARD.md").read_text()
+
+
+class TestBundleCard:
+    """nix/lib/builders/render-card.py (inside the bundle derivation) and upload's
+    render_tree_card build the context with the same function: same tree, same card."""
+
+    @pytest.mark.parametrize("card", [None, "# {{ repo_id }} v{{ version }} ({{ license }})\n{{ functions | join(',') }} / {{ layers | join(',') }}\n{{ has_benchmark }} {{ upstream }} {{ source }}\n"])
+    @pytest.mark.parametrize("benchmark", [True, False])
+    def test_bundle_and_upload_render_the_same_card(self, tmp_path, card, benchmark):
+        root = make_kernel(tmp_path / "k", card=card, benchmark=benchmark)
+        expected = render_tree_card(read_tree(root), "org/hub-relu", 1)
+        assert _bundle_card(root, tmp_path / "nix") == expected
+        assert ("- `relu`" in expected) == (card is None)
+
+    def test_render_card_imports_only_the_driver_environment(self, tmp_path):
+        """The bundle runs render-card.py with the pinned driver Python: it may import the
+        standard library, the driver environment of nix/toolchain-lock.json and kernel_builder."""
+        from importlib.metadata import packages_distributions
+
+        lock = json.loads((REPO / "nix" / "toolchain-lock.json").read_text())
+        dists = {w.split("-")[0].lower().replace("_", "-") for w in lock["groups"]["env:driver"]}
+        allowed = {m for m, ds in packages_distributions().items() if any(d.lower().replace("_", "-") in dists for d in ds)}
+        allowed |= set(sys.stdlib_module_names) | {"kernel_builder", "__future__"}
+        assert {"attrs", "jinja2"} <= allowed and "huggingface_hub" not in allowed
+        prelude = (
+            "import sys\n"
+            "class Block:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            f"        if name.partition('.')[0] not in {sorted(allowed)!r}:\n"
+            "            raise ImportError('not in the driver environment: ' + name)\n"
+            "sys.meta_path.insert(0, Block())\n"
+        )
+        root = make_kernel(tmp_path / "k")
+        assert _bundle_card(root, tmp_path / "nix", prelude=prelude) == render_tree_card(read_tree(root), "org/hub-relu", 1)

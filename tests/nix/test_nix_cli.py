@@ -143,7 +143,7 @@ class TestKernelIdentity:
         assert prepare_kernel_flake(kernel, state=tmp_path / "state").ref == f"path:{kernel.resolve()}"
 
     def test_an_untracked_torch_include_directory_switches_to_path(self, tmp_path: Path) -> None:
-        """[torch] include directories are inputs too (Build.input_paths, nix/lib/inputs.nix)."""
+        """[torch] include directories are inputs too (Build.input_paths, nix/lib/pure/inputs.nix)."""
         kernel = copy_kernel("relu", tmp_path / "k")
         toml = kernel / "build.toml"
         toml.write_text(toml.read_text().replace("[torch]\n", '[torch]\ninclude = ["common"]\n', 1))
@@ -182,7 +182,7 @@ class TestToolchains:
         first = prepare_flake_input(record, identity, state=tmp_path)
         assert prepare_flake_input(record, identity, state=tmp_path) == first
         assert json.loads((first / "state" / "kernel.json").read_text())["unique-id"] == identity.unique_id
-        assert (first / "flake.nix").is_file() and (first / "nix" / "lib" / "variant.nix").is_file()
+        assert (first / "flake.nix").is_file() and (first / "nix" / "lib" / "builders" / "variant.nix").is_file()
         record["compiler"]["version"] = "c++ 99"
         assert prepare_flake_input(record, identity, state=tmp_path) != first
         status = subprocess.run(["git", "-C", str(kernel), "status", "--porcelain"], capture_output=True, text=True).stdout

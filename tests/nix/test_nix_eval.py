@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -15,6 +18,7 @@ from kernel_builder.variants.matrix import matrix
 from nix_support import EXAMPLES, copy_kernel, make_dirty, snapshot_builder, torch214_python
 
 SYSTEM = "x86_64-linux"
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "build.toml").is_file())
 
 
@@ -277,7 +281,7 @@ def test_variant_python_source_is_the_run_variant_closure(tmp_path: Path) -> Non
     data files), nothing else: e.g. variants/resolve.py and toolchain/setup.py stay out."""
     builder = snapshot_builder(tmp_path / "builder")
     src = f'{{ outPath = builtins.path {{ path = {builder}; name = "kernel-builder-src"; }}; }}'
-    done = nix.run_nix(["eval", "--raw", "--impure", "--expr", f"(import {builder}/nix/lib/context.nix {{ builderSrc = {src}; }}).pythonSrc"])
+    done = nix.run_nix(["eval", "--raw", "--impure", "--expr", f"(import {builder}/nix/lib/builders/context.nix {{ builderSrc = {src}; }}).pythonSrc"])
     store = Path(done.stdout.strip())
     shipped = {p.relative_to(store).as_posix() for p in store.rglob("*.py")}
     closure = _run_variant_closure()
@@ -311,3 +315,55 @@ def test_editing_code_outside_the_variant_build_rebuilds_nothing(tmp_path: Path,
     generate = builder / "python" / "kernel_builder" / "variant_build" / "generate.py"
     generate.write_text(generate.read_text() + "\n# touched\n")
     assert drv_and_plan()[0] != before[0]
+
+
+def _nix_lib_tests(repo: Path) -> dict:
+    done = nix.run_nix(["eval", "--json", "--impure", "--expr", f"import {repo}/nix/lib/tests"])
+    return json.loads(done.stdout)
+
+
+def test_nix_unit_tests_pass_and_cover_every_export() -> None:
+    """nix/lib/tests: every { expr; expected; } holds, and its meta-tests find no export of a
+    pure module or of the lib without a test, no unlisted pure file and no unrun test file."""
+    result = _nix_lib_tests(REPO)
+    assert result["failures"] == []
+    assert result["untested"] == []
+    assert result["unlisted"] == []
+    assert result["count"] >= 100
+
+
+def test_the_nix_meta_tests_catch_an_untested_export(tmp_path: Path) -> None:
+    repo = snapshot_builder(tmp_path / "repo")
+    for example in ("relu", "silu-and-mul"):
+        shutil.copytree(EXAMPLES / example, repo / "examples" / example)
+    pure = repo / "nix" / "lib" / "pure"
+    names = pure / "names.nix"
+    names.write_text(names.read_text().rstrip().removesuffix("}") + "  shout = s: s + \"!\";\n}\n")
+    (pure / "extra.nix").write_text("{ f = x: x; }\n")
+    (repo / "nix" / "lib" / "tests" / "test_extra_things.nix").write_text("{ }\n")
+    result = _nix_lib_tests(repo)
+    assert result["failures"] == []
+    assert result["untested"] == ["names.shout"]
+    assert result["unlisted"] == [
+        "pure/extra.nix is not a module of pure/default.nix",
+        "tests/test_extra_things.nix is run by no suite",
+    ]
+
+
+def _code(text: str) -> str:
+    """Nix source without comments."""
+    return re.sub(r"#[^\n]*", "", re.sub(r"/\*.*?\*/", "", text, flags=re.S))
+
+
+def test_pure_modules_make_no_derivations_and_no_store_paths() -> None:
+    """nix/lib/pure is builtins only: nothing there builds, copies into the store or reaches
+    into the derivation builders; nix/lib/builders holds all of that."""
+    forbidden = re.compile(
+        r"\bderivation\b|builtins\.(path|storePath|toFile|filterSource|fetch\w*)\b|\.\./builders|toolchains"
+    )
+    files = sorted((REPO / "nix" / "lib" / "pure").glob("*.nix"))
+    assert len(files) >= 7
+    for path in files:
+        assert not forbidden.findall(_code(path.read_text())), path.name
+    builders = _code((REPO / "nix" / "lib" / "builders" / "variant.nix").read_text())
+    assert forbidden.search(builders)  # the pattern does see a builder

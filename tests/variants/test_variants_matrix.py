@@ -262,7 +262,7 @@ class TestDefaultBounds:
         import re
 
         repo = Path(__file__).resolve().parents[2]
-        for rel in ("python/kernel_builder/variants/matrix.py", "nix/lib/matrix.nix", "python/kernel_builder/toolchain/setup.py"):
+        for rel in ("python/kernel_builder/variants/matrix.py", "nix/lib/pure/matrix.nix", "python/kernel_builder/toolchain/setup.py"):
             code = "\n".join(line for line in (repo / rel).read_text().splitlines() if not line.lstrip().startswith(("#", "=>", "(kernelConfigWith", "(matrix", "expandBuildSets", "*")))
             code = re.sub(r'""".*?"""', "", code, flags=re.S)
             code = re.sub(r"/\*.*?\*/", "", code, flags=re.S)

@@ -1,4 +1,5 @@
-"""The Nix matrix (nix/lib/matrix.nix, builtins only) against the Python matrix, and the Nix unit tests."""
+"""The Nix matrix (nix/lib/pure/matrix.nix, builtins only) against the Python matrix; the Nix
+unit tests themselves run in tests/nix/test_nix_eval.py."""
 
 from __future__ import annotations
 
@@ -42,7 +43,7 @@ def nix_side(toml_paths: list[Path]) -> list[dict]:
     systems = " ".join(json.dumps(s) for s in SYSTEMS)
     expr = f"""
       let
-        m = import {REPO}/nix/lib/matrix.nix;
+        m = import {REPO}/nix/lib/pure/matrix.nix;
         data = builtins.fromJSON (builtins.readFile {json.dumps(str(build_sets_path()))});
         files = [ {files} ];
         systems = [ {systems} ];
@@ -51,21 +52,8 @@ def nix_side(toml_paths: list[Path]) -> list[dict]:
     return nix_eval(expr)  # type: ignore[return-value]
 
 
-def test_nix_unit_tests() -> None:
-    result = nix_eval(f"import {REPO}/nix/lib/tests")
-    assert result["failures"] == []
-    assert result["untested"] == []
-    assert result["count"] >= 60
-    # every pure module of nix/lib has a test file, and the runner runs every test file
-    pure = ["versions", "names", "matrix", "inputs", "kernel-config", "kernel-identity"]
-    tests = REPO / "nix" / "lib" / "tests"
-    assert sorted(p.name for p in tests.glob("test_*.nix")) == sorted(f"test_{m.replace('-', '_')}.nix" for m in pure)
-    runner = (tests / "default.nix").read_text()
-    assert all(f"./test_{m.replace('-', '_')}.nix" in runner and f"../{m}.nix" in runner for m in pure)
-
-
 def test_input_paths_match_the_nix_source_filter(tmp_path: Path) -> None:
-    """Build.input_paths (the untracked-file check of git flakes) and nix/lib/inputs.nix (the
+    """Build.input_paths (the untracked-file check of git flakes) and nix/lib/pure/inputs.nix (the
     source filter) name the same files for every example and backend."""
     from kernel_builder.config.model import Backend
 
@@ -83,7 +71,7 @@ def test_input_paths_match_the_nix_source_filter(tmp_path: Path) -> None:
                 cases.append((kernel, backend))
     pairs = " ".join(f"{{ path = {json.dumps(str(k))}; backend = {json.dumps(b.value)}; }}" for k, b in cases)
     expr = f"""
-      let inputs = import {REPO}/nix/lib/inputs.nix; config = import {REPO}/nix/lib/kernel-config.nix; in
+      let inputs = import {REPO}/nix/lib/pure/inputs.nix; config = import {REPO}/nix/lib/pure/kernel-config.nix; in
       map (c: inputs.inputPaths (config (/. + c.path)) c.backend) [ {pairs} ]
     """
     for (kernel, backend), nix_side in zip(cases, nix_eval(expr), strict=True):  # type: ignore[arg-type]
@@ -108,14 +96,14 @@ def test_nix_compute_tokens_follow_the_python_table() -> None:
 
     cases = [(b, "13.0") for b in VERSIONED_COMPUTE] + [(b, None) for b in PLAIN_COMPUTE]
     sets = " ".join(f"{{ backend = {json.dumps(b)}; backendVersion = {json.dumps(v)}; }}" for b, v in cases)
-    got = nix_eval(f"let n = import {REPO}/nix/lib/names.nix; in map n.compute [ {sets} ]")
+    got = nix_eval(f"let n = import {REPO}/nix/lib/pure/names.nix; in map n.compute [ {sets} ]")
     assert got == [Compute(b, (13, 0) if v else None).name for b, v in cases]
 
 
 def test_nix_unit_runner_reports_failures(tmp_path: Path) -> None:
     """The runner is not vacuous: a wrong expectation shows up as a failure."""
     expr = f"""
-      let m = import {REPO}/nix/lib/names.nix; in
+      let m = import {REPO}/nix/lib/pure/names.nix; in
       builtins.filter (c: c.expr != c.expected) [ {{ expr = m.noarchName "cuda"; expected = "torch-cpu"; }} ]
     """
     assert nix_eval(expr) == [{"expr": "torch-cuda", "expected": "torch-cpu"}]

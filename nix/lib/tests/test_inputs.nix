@@ -1,5 +1,5 @@
 let
-  i = import ../inputs.nix;
+  i = import ../pure/inputs.nix;
   config = {
     framework = { src = [ "torch-ext/torch_binding.cpp" ]; include = [ "./common" "." ]; };
     kernelsFor = backend:
@@ -22,5 +22,15 @@ in
     };
     frameworkIncludeForEveryBackend = { expr = (i.inputPaths config "cpu").includeDirs; expected = [ "common" ]; };
     noKernels = { expr = (i.inputPaths config "metal").files; expected = [ "build.toml" "torch-ext/torch_binding.cpp" ]; };
+  };
+  keepSource = let keep = i.keepSource (config // { pyext = [ "py" "pyi" ]; }) "cuda"; in {
+    listedFiles = { expr = map (rel: keep rel "regular") [ "build.toml" "k/a.cu" "k/a.cpp" "NOTES.md" ]; expected = [ true true false false ]; };
+    directoriesAboveInputs = { expr = map (rel: keep rel "directory") [ "k" "torch-ext" "docs" ]; expected = [ true true false ]; };
+    includeDirsWhole = { expr = map (rel: keep rel "regular") [ "k/inc/x.h" "common/deep/y.h" "k/incx/z.h" ]; expected = [ true true false ]; };
+    extensionFilesByPyext = {
+      expr = map (rel: keep rel "regular") [ "torch-ext/k/__init__.py" "torch-ext/k/ops.pyi" "torch-ext/k/notes.txt" ];
+      expected = [ true true false ];
+    };
+    neverCachesOrBuildDirs = { expr = map (rel: keep rel "directory") [ "torch-ext/k/__pycache__" "build" "torch-ext/build" ]; expected = [ false false false ]; };
   };
 }

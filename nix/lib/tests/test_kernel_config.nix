@@ -1,16 +1,53 @@
 let
-  kc = import ../kernel-config.nix;
+  kc = import ../pure/kernel-config.nix;
   relu = kc ../../../examples/relu;
   noarch = kc ../../../examples/silu-and-mul;
+  tvm = kc ./fixtures/tvm-ffi;
 in
 {
-  kernelConfig = {
-    name = { expr = [ relu.name relu.pythonName ]; expected = [ "relu" "relu" ]; };
-    backends = { expr = [ relu.backends relu.kernelBackends ]; expected = [ [ "cpu" "cuda" ] [ "cpu" "cuda" ] ]; };
-    kernelsFor = { expr = map (k: k.src) (relu.kernelsFor "cuda"); expected = [ [ "relu_cuda/relu.cu" ] ]; };
-    placeholders = { expr = relu.placeholdersFor "cpu"; expected = [ "relu_cuda/relu.cu" ]; };
-    defaults = { expr = [ relu.pyext relu.extDir relu.hubRepoId ]; expected = [ [ "py" "pyi" ] "torch-ext" "kernels-test/relu" ]; };
-    noarchHasNoKernelBackends = { expr = noarch.kernelBackends; expected = [ ]; };
-    missingBuildToml = { expr = (builtins.tryEval (kc ./.).name).success; expected = false; };
+  toml = {
+    parsed = { expr = relu.toml.general.name; expected = "relu"; };
+    missingBuildToml = { expr = (builtins.tryEval (kc ./.).toml).success; expected = false; };
+  };
+  name = {
+    relu = { expr = relu.name; expected = "relu"; };
+    keepsCase = { expr = tvm.name; expected = "My-Kernel"; };
+  };
+  pythonName = {
+    relu = { expr = relu.pythonName; expected = "relu"; };
+    dashes = { expr = noarch.pythonName; expected = "silu_and_mul"; };
+    lowerCase = { expr = tvm.pythonName; expected = "my_kernel"; };
+  };
+  backends = {
+    relu = { expr = relu.backends; expected = [ "cpu" "cuda" ]; };
+  };
+  kernelBackends = {
+    relu = { expr = relu.kernelBackends; expected = [ "cpu" "cuda" ]; };
+    noarchHasNone = { expr = noarch.kernelBackends; expected = [ ]; };
+  };
+  kernelsFor = {
+    cuda = { expr = map (k: k.src) (relu.kernelsFor "cuda"); expected = [ [ "relu_cuda/relu.cu" ] ]; };
+    unknownBackend = { expr = relu.kernelsFor "rocm"; expected = [ ]; };
+  };
+  framework = {
+    torch = { expr = relu.framework.src; expected = relu.toml.torch.src; };
+    noarch = { expr = noarch.framework; expected = noarch.toml.torch-noarch; };
+    tvmFfi = { expr = tvm.framework.src; expected = [ "tvm-ffi-ext/binding.cpp" ]; };
+  };
+  pyext = {
+    default = { expr = relu.pyext; expected = [ "py" "pyi" ]; };
+    own = { expr = tvm.pyext; expected = [ "py" "json" ]; };
+  };
+  placeholdersFor = {
+    cpu = { expr = relu.placeholdersFor "cpu"; expected = [ "relu_cuda/relu.cu" ]; };
+    cuda = { expr = relu.placeholdersFor "cuda"; expected = [ "relu_cpu/relu_cpu.cpp" ]; };
+  };
+  hubRepoId = {
+    relu = { expr = relu.hubRepoId; expected = "kernels-test/relu"; };
+    none = { expr = tvm.hubRepoId; expected = null; };
+  };
+  extDir = {
+    torch = { expr = relu.extDir; expected = "torch-ext"; };
+    tvmFfi = { expr = tvm.extDir; expected = "tvm-ffi-ext"; };
   };
 }

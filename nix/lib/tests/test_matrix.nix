@@ -1,5 +1,5 @@
 let
-  m = import ../matrix.nix;
+  m = import ../pure/matrix.nix;
   data = {
     buildSets = [
       { torch = "2.11"; backend = "cpu"; systems = [ "x86_64-linux" ]; bundle = false; }

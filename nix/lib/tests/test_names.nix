@@ -1,5 +1,5 @@
 let
-  n = import ../names.nix;
+  n = import ../pure/names.nix;
   bs = { torch = "2.13"; backend = "cuda"; backendVersion = "13.0"; system = "x86_64-linux"; cxx11 = true; tvmFfi = "0.1"; };
 in
 {

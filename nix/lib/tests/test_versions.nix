@@ -1,4 +1,4 @@
-let v = import ../versions.nix; in
+let v = import ../pure/versions.nix; in
 {
   toInt = {
     plain = { expr = v.toInt "13"; expected = 13; };

@@ -412,7 +412,7 @@ class Build:
         directory (``ext_dir``; only its ``pyext`` files are read) and the ``include``
         directories (framework and components), for one backend or (``None``) all of them.
 
-        ``nix/lib/inputs.nix`` (``inputPaths``) states the same rule for the Nix source
+        ``nix/lib/pure/inputs.nix`` (``inputPaths``) states the same rule for the Nix source
         filter; a test compares the two.
         """
         kernels = [k for k in self.kernels.values() if backend is None or k.backend == backend]

@@ -2,22 +2,33 @@
 
 A kernel may carry a Jinja2 template ``CARD.md`` next to build.toml (``init`` writes one);
 without one the default template shipped with kernel-builder is used. Either way the
-template sees the same context, read from the source (or, for a bare build tree, from a
-variant): ``repo_id``, ``version``, ``functions`` (``__all__`` minus ``layers``),
+template sees the same context, built by ``tree_context`` from the source (or, for a bare
+build tree, from a variant): ``repo_id``, ``version``, ``functions`` (``__all__`` minus ``layers``),
 ``layers`` (classes of the ``layers`` module, only if ``__all__`` exports ``layers``),
 ``has_benchmark``, ``upstream``, ``source`` and ``license`` (lower-cased, as the Hub's
 YAML metadata expects).
+
+Two callers render cards: ``upload`` (``hub.tree.render_tree_card``) and the Nix bundle
+(``nix/lib/builders/render-card.py``), which runs with the pinned driver environment; so this
+module imports nothing beyond the standard library, attrs, jinja2 and kernel_builder's own
+light modules.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 
 from kernel_builder.errors import ConfigError
+
+if TYPE_CHECKING:
+    from kernel_builder.config.model import Build
+    from kernel_builder.metadata import Metadata
 
 __all__ = [
     "CardContext",
@@ -25,6 +36,8 @@ __all__ = [
     "exported_names",
     "layer_classes",
     "context_for_module",
+    "tree_context",
+    "template_for",
     "render_card",
 ]
 
@@ -107,6 +120,58 @@ def context_for_module(
         upstream=upstream,
         source=source,
     )
+
+
+EXT_DIRS = ("torch-ext", "tvm-ffi-ext")  # where a kernel source keeps its Python module
+
+
+def tree_context(
+    kernel_dir: Path,
+    variant_dirs: Sequence[Path],
+    *,
+    repo_id: str,
+    version: int,
+    build: Build | None = None,
+    metadata: Metadata | None = None,
+    extra_dirs: Sequence[Path] = (),
+) -> CardContext:
+    """The card context of a built tree: the one rule that upload and the Nix bundle share.
+
+    Functions and layers come from the kernel's own module (``<ext dir>/<python name>``)
+    when ``kernel_dir`` holds it, else from the first of ``variant_dirs``; license, upstream
+    and source from ``build`` (build.toml), else from ``metadata`` (a bare build tree's first
+    variant); there is a benchmark when ``benchmarks/benchmark.py`` is in ``kernel_dir`` or
+    one of ``extra_dirs``.
+    """
+    module_dir: Path | None = variant_dirs[0] if variant_dirs else None
+    if build is not None:
+        general = build.general
+        license, upstream, source = general.license, general.upstream, general.source
+        for ext in EXT_DIRS:
+            if (kernel_dir / ext / build.python_name).is_dir():
+                module_dir = kernel_dir / ext / build.python_name
+                break
+    elif metadata is not None:
+        license, upstream, source = metadata.license, metadata.upstream, metadata.source
+    else:
+        raise ValueError("tree_context needs build.toml (build) or a variant's metadata")
+    return context_for_module(
+        module_dir,
+        repo_id=repo_id,
+        version=version,
+        license=license,
+        has_benchmark=any((d / "benchmarks" / "benchmark.py").is_file() for d in (kernel_dir, *extra_dirs)),
+        upstream=None if upstream is None else str(upstream),
+        source=None if source is None else str(source),
+    )
+
+
+def template_for(card_md: Path | None) -> tuple[str, Path | None]:
+    """``(template, its path)``: the kernel's own ``CARD.md`` when it exists, else the default
+    template (path None)."""
+    if card_md is not None and card_md.is_file():
+        return card_md.read_text(encoding="utf-8"), card_md
+    return default_template(), None
 
 
 def render_card(template: str, context: CardContext, *, template_path: Path | None = None) -> str:

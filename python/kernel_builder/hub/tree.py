@@ -149,36 +149,19 @@ def benchmark_files(tree: LocalTree) -> list[LocalFile]:
 
 def render_tree_card(tree: LocalTree, repo_id: str, version: int) -> str | None:
     """The card text: the kernel's CARD.md template, a pre-rendered build/CARD.md, or the default."""
-    has_benchmark = any(
-        (d / "benchmarks" / "benchmark.py").is_file() for d in (tree.kernel_dir, tree.build_dir)
-    )
-    template_path = tree.kernel_dir / "CARD.md" if tree.build is not None else None
-    if template_path is not None and template_path.is_file():
-        template = template_path.read_text(encoding="utf-8")
-    elif (tree.build_dir / "CARD.md").is_file():
-        return (tree.build_dir / "CARD.md").read_text(encoding="utf-8")
-    else:
-        template, template_path = cardlib.default_template(), None
-    first = tree.metadata[sorted(tree.metadata)[0]]
-    module_dir: Path | None = tree.variants[sorted(tree.variants)[0]]
-    license, upstream, source = first.license, first.upstream, first.source
-    if tree.build is not None:
-        general = tree.build.general
-        for ext in ("torch-ext", "tvm-ffi-ext"):
-            candidate = tree.kernel_dir / ext / tree.build.python_name
-            if candidate.is_dir():
-                module_dir = candidate
-                break
-        license = general.license
-        upstream = str(general.upstream) if general.upstream is not None else None
-        source = str(general.source) if general.source is not None else None
-    context = cardlib.context_for_module(
-        module_dir,
+    own = tree.kernel_dir / "CARD.md" if tree.build is not None else None
+    prerendered = tree.build_dir / "CARD.md"
+    if (own is None or not own.is_file()) and prerendered.is_file():
+        return prerendered.read_text(encoding="utf-8")
+    template, template_path = cardlib.template_for(own)
+    names = sorted(tree.variants)
+    context = cardlib.tree_context(
+        tree.kernel_dir,
+        [tree.variants[n] for n in names],
         repo_id=repo_id,
         version=version,
-        license=license,
-        has_benchmark=has_benchmark,
-        upstream=upstream,
-        source=source,
+        build=tree.build,
+        metadata=tree.metadata[names[0]],
+        extra_dirs=(tree.build_dir,),
     )
     return cardlib.render_card(template, context, template_path=template_path)

@@ -1,7 +1,7 @@
 """Build sets: the Torch × backend × system combinations kernel-builder can build.
 
 They live in one data file, ``nix/build-sets.json``, read both here and by
-``nix/lib/matrix.nix``, so Python and Nix can never disagree about versions. Each entry
+``nix/lib/pure/matrix.nix``, so Python and Nix can never disagree about versions. Each entry
 names a Torch version, a backend (with its version for CUDA, ROCm and XPU), the Nix
 systems it exists on, whether it is part of the default bundle, and an optional tvm-ffi
 version. Entries are expanded to one ``BuildSet`` per system, in file order. The file's
@@ -89,7 +89,7 @@ class BuildSet:
     @property
     def key(self) -> str:
         """The toolchain key: ``torch2.13-cpu``, ``torch2.14-cuda13.0`` (as in the toolchain
-        lock, toolchains.json and ``nix/lib/variant-records.nix``)."""
+        lock, toolchains.json and ``nix/lib/pure/variant-records.nix``)."""
         return build_set_key(self.torch, self.backend.value, self.backend_version)
 
     @property
@@ -113,7 +113,7 @@ class BuildSet:
 
 def build_set_key(torch: str, backend: str, backend_version: str | None = None) -> str:
     """``torch2.13-cpu``, ``torch2.14-cuda13.0``: how the toolchain lock, toolchains.json and
-    ``nix/lib/variant-records.nix`` (``keyOf``) name a build set."""
+    ``nix/lib/pure/variant-records.nix`` (``keyOf``) name a build set."""
     return f"torch{torch}-{backend}{backend_version or ''}"
 
 

@@ -15,7 +15,7 @@ A pure function. For each build set, in file order (systems sorted when listing 
    is a bundle variant if any of them is a bundle set, and is built from the first bundle
    set (else the first set).
 
-``nix/lib/matrix.nix`` implements the same rules; a test compares both on many files.
+``nix/lib/pure/matrix.nix`` implements the same rules; a test compares both on many files.
 """
 
 from __future__ import annotations

@@ -144,7 +144,7 @@ rec {
      Type: matrix :: buildSetsJson -> buildToml -> (string | null) -> { variants, skipped, decisions }
 
      Example:
-       (matrix (builtins.fromJSON (builtins.readFile ../build-sets.json))
+       (matrix (builtins.fromJSON (builtins.readFile ../../build-sets.json))
                (builtins.fromTOML (builtins.readFile ./build.toml)) "x86_64-linux").variants
        => [ { name = "torch213-cxx11-cpu-x86_64-linux"; system = "x86_64-linux"; backend = "cpu"; ... } ... ]
   */

@@ -1,9 +1,9 @@
 # The outputs of a kernel flake, for one system (the machine's; raw derivations only run
 # where they are built).
 #
-# Type: { builderSrc; context } -> { self; path; system ? "x86_64-linux"; toolchainProvider ? null }
+# Type: { builderSrc; context; pure } -> { self; path; system ? "x86_64-linux"; toolchainProvider ? null }
 #       -> { packages; legacyPackages; devShells; checks; }
-{ builderSrc, context }:
+{ builderSrc, context, pure }:
 { self ? null
 , path ? throw "kernel-builder: genKernelFlakeOutputs needs `path`: call it as kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; }"
 , system ? (if context.toolchain != null then context.toolchain.system else "x86_64-linux")
@@ -11,12 +11,10 @@
 , ...
 }:
 let
-  config = import ./kernel-config.nix path;
-  records = import ./variant-records.nix {
-    inherit config system;
-    buildSetsFile = builderSrc.outPath + "/nix/build-sets.json";
-  };
-  providers = import ../toolchains;
+  config = pure.kernelConfig path;
+  buildSets = builtins.fromJSON (builtins.readFile (builderSrc.outPath + "/nix/build-sets.json"));
+  records = pure.variantRecords.records buildSets config.toml system;
+  providers = import ../../toolchains;
   # Pinned (hermetic) toolchains unless `kernel-builder build --toolchain host` recorded
   # this machine's toolchain in the builder input.
   providerName = if context.toolchain == null then "pinned" else context.toolchain.provider or "host";
@@ -24,10 +22,10 @@ let
     if toolchainProvider != null then toolchainProvider
     else providers.${providerName} or (throw "kernel-builder: unknown toolchain provider ${providerName}; known: ${toString (builtins.attrNames providers)}");
   toolchainFor = provider { recorded = context.toolchain; inherit system; };
-  kernel = import ./kernel-identity.nix { inherit self; recorded = context.kernel; };
+  kernel = pure.kernelIdentity { inherit self; recorded = context.kernel; };
 
   sources = builtins.listToAttrs (map
-    (backend: { name = backend; value = import ./source.nix { inherit path config backend; }; })
+    (backend: { name = backend; value = import ./source.nix { inherit pure path config backend; }; })
     config.backends);
 
   # A variant is buildable with the first of its build sets that has a toolchain.

@@ -1,0 +1,14 @@
+# The pure half of the library: builtins only, no derivations and no store paths, so every
+# function here evaluates (and is tested, ../tests) without building or copying anything.
+# The derivation builders in ../builders take this set as `pure`; ../default.nix joins both.
+#
+# Type: { versions; names; matrix; inputs; kernelConfig; kernelIdentity; variantRecords; }
+{
+  versions = import ./versions.nix;
+  names = import ./names.nix;
+  matrix = import ./matrix.nix;
+  inputs = import ./inputs.nix;
+  kernelConfig = import ./kernel-config.nix;
+  kernelIdentity = import ./kernel-identity.nix;
+  variantRecords = import ./variant-records.nix;
+}

@@ -1,0 +1,70 @@
+# The library's own exports (../default.nix), as a kernel flake calls them. The toolchain
+# provider is a stand-in, so nothing here builds or needs a toolchain.
+let
+  # a flake's outPath is a string (its store path)
+  lib = import ../. { builderSrc = { outPath = toString ../../..; }; };
+  recordedLib = import ../. { builderSrc = { outPath = toString ./fixtures/recorded; }; };
+  system = "x86_64-linux";
+  fake = { recorded, system }: buildSet: {
+    available = buildSet.backend == "cpu";
+    reason = if buildSet.backend == "cpu" then "" else "no toolchain for ${buildSet.key}";
+    builder = "/bin/bash";
+    driverPython = "/fake/bin/python";
+    toolchainPython = "/fake/${buildSet.key}/bin/python";
+    env = { PATH = "/fake/bin"; };
+    identity = { toolchainProvider = "fake"; };
+  };
+  relu = ../../../examples/relu;
+  outputs = lib.genKernelFlakeOutputs { path = relu; toolchainProvider = fake; };
+  legacy = outputs.legacyPackages.${system};
+  buildSets = builtins.fromJSON (builtins.readFile ../../build-sets.json);
+  matrixNames = map (v: v.name) ((import ../pure/matrix.nix).matrix buildSets (builtins.fromTOML (builtins.readFile (relu + "/build.toml"))) system).variants;
+  cpuNames = builtins.filter (n: builtins.match ".*-cpu-.*" n != null) matrixNames;
+in
+{
+  genKernelFlakeOutputs = {
+    variantsAreTheMatrix = { expr = legacy.variants; expected = matrixNames; };
+    buildableFollowsTheProvider = { expr = legacy.buildableVariants; expected = cpuNames; };
+    outputShape = {
+      expr = {
+        packages = builtins.attrNames outputs.packages.${system};
+        checks = builtins.attrNames outputs.checks.${system};
+        devShells = builtins.attrNames outputs.devShells.${system};
+      };
+      expected = { packages = [ "build-variants" "bundle" "default" ]; checks = cpuNames; devShells = [ "default" ] ++ cpuNames; };
+    };
+    tableRow = {
+      expr = let row = builtins.head legacy.variantTable; in { inherit (row) name buildable toolchainPython toolchainProvider; };
+      expected = let row = builtins.head legacy.variantTable; in {
+        name = builtins.head matrixNames; buildable = true; toolchainPython = "/fake/${row.buildSet}/bin/python"; toolchainProvider = "fake";
+      };
+    };
+    unbuildableHasAReason = {
+      expr = map (r: r.reason) (builtins.filter (r: !r.buildable) legacy.variantTable);
+      expected = map (r: "no toolchain for ${r.buildSet}") (builtins.filter (r: r.backend == "cuda") legacy.variantTable);
+    };
+    sourcesPerBackend = { expr = builtins.attrNames legacy.sources; expected = [ "cpu" "cuda" ]; };
+    needsPath = { expr = (builtins.tryEval (lib.genKernelFlakeOutputs { toolchainProvider = fake; }).legacyPackages.${system}.variants).success; expected = false; };
+  };
+  kernelConfig = {
+    relu = { expr = (lib.kernelConfig relu).name; expected = "relu"; };
+  };
+  context = {
+    checkoutHasNoRecord = { expr = { inherit (lib.context) toolchain kernel; }; expected = { toolchain = null; kernel = null; }; };
+    recorded = {
+      expr = { inherit (recordedLib.context) toolchain kernel; };
+      expected = {
+        toolchain = { system = "x86_64-linux"; provider = "host"; };
+        kernel = { unique-id = "abc1234"; commit = "abc1234def"; dirty = false; };
+      };
+    };
+    pythonSrcIsTheVariantBuild = {
+      expr = map (rel: builtins.pathExists "${lib.context.pythonSrc}/kernel_builder/${rel}") [ "variant_build/run_variant.py" "cli/build.py" "config/update.py" ];
+      expected = [ true false false ];
+    };
+    pythonFullSrcIsTheWholePackage = {
+      expr = map (rel: builtins.pathExists "${lib.context.pythonFullSrc}/kernel_builder/${rel}") [ "variant_build/run_variant.py" "cli/build.py" ];
+      expected = [ true true ];
+    };
+  };
+}
