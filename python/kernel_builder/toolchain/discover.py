@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -25,6 +24,7 @@ import attrs
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.state import state_dir
 from kernel_builder.variants.buildsets import build_set_key
+from kernel_builder.variants.host import host_platform
 
 __all__ = [
     "Environment",
@@ -235,11 +235,6 @@ def is_stale(record: dict[str, Any]) -> bool:
     return bool(cuda) and _stamp([cuda["nvcc"]]) != cuda.get("stamp")
 
 
-def _system() -> str:
-    machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine().lower())
-    return f"{machine}-{platform.system().lower()}"
-
-
 def _candidates(extra: Iterable[str], state: Path) -> list[str]:
     found = [canonical_python(p) for p in extra]
     envs = state / "envs"
@@ -287,7 +282,7 @@ def discover(extra_pythons: Iterable[str] = (), *, state: Path | None = None) ->
         "format": FORMAT,
         "provider": "host",
         "hermetic": False,
-        "system": _system(),
+        "system": host_platform().system,
         "driver": {"python": driver_python(), "bin": str(Path(driver_python()).parent), "kernel-builder-version": __version__},
         "compiler": _compiler(),
         "cuda": cuda,

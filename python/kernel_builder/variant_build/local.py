@@ -8,7 +8,6 @@ case their build files are generated and the build fails, saying the toolchain i
 
 from __future__ import annotations
 
-import platform
 import signal
 import sys
 import threading
@@ -19,18 +18,10 @@ from kernel_builder.variant_build.toolchain_probe import Toolchain, probe_toolch
 from kernel_builder.variant_build.variant import VariantResult, build_variant
 from kernel_builder.config.model import Backend, Build
 from kernel_builder.errors import BuildError
+from kernel_builder.variants.host import host_platform
 from kernel_builder.variants.names import Compute, Variant, parse
 
 __all__ = ["build_local", "local_variants"]
-
-
-def _cpu_arch() -> str:
-    machine = platform.machine().lower()
-    return {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
-
-
-def _os() -> str:
-    return {"darwin": "darwin", "win32": "windows"}.get(sys.platform, "linux")
 
 
 def _arch_variant(build: Build, backend: Backend, toolchain: Toolchain) -> Variant:
@@ -45,10 +36,10 @@ def _arch_variant(build: Build, backend: Backend, toolchain: Toolchain) -> Varia
     else:
         compute = Compute("xpu", tuple(int(p) for p in (toolchain.xpu or "0.0").split(".")[:2]))
     stable = build.stable_abi_for(backend)
-    os_name = _os()
+    host = host_platform()
     if stable is not None:
-        return Variant.stable_abi(stable.major_minor(), compute, _cpu_arch(), os_name)
-    return Variant.torch(toolchain.torch_major_minor, compute, _cpu_arch(), os_name, cxx11=os_name == "linux" or None)
+        return Variant.stable_abi(stable.major_minor(), compute, host.cpu, host.os)
+    return Variant.torch(toolchain.torch_major_minor, compute, host.cpu, host.os, cxx11=host.os == "linux" or None)
 
 
 def _noarch_backends(system: str) -> set[Backend]:

@@ -26,6 +26,7 @@ import attrs
 
 from kernel_builder.config.model import Backend
 from kernel_builder.errors import LoadError
+from kernel_builder.variants.host import host_platform
 from kernel_builder.variants.names import VERSIONED_COMPUTE
 
 __all__ = ["System", "BackendInfo", "InvalidBackend", "detect_system", "select_backend", "UNSET"]
@@ -177,16 +178,10 @@ def select_backend(system: System, backend: str | None) -> System:
 
 @functools.lru_cache(maxsize=None)
 def _probe_platform() -> tuple[str, str, str | None]:
-    """(cpu, os, macOS version) with the reference's normalisation of CPU names."""
-    cpu = platform.machine()
-    os_name = platform.system().lower()
-    mac: str | None = None
-    if os_name == "darwin":
-        cpu = "aarch64" if cpu == "arm64" else cpu
-        mac = platform.mac_ver()[0] or None
-    elif os_name == "windows":
-        cpu = "x86_64" if cpu == "AMD64" else cpu
-    return cpu, os_name, mac
+    """(cpu, os, macOS version); cpu and os from the one host probe."""
+    host = host_platform()
+    mac = (platform.mac_ver()[0] or None) if host.os == "darwin" else None
+    return host.cpu, host.os, mac
 
 
 @functools.lru_cache(maxsize=None)
