@@ -95,7 +95,7 @@ def python_for_variant(variant_name: str, record: dict[str, Any] | None) -> str 
     torch = "{}.{}".format(*variant.version)
     compute = variant.compute
     version = "{}.{}".format(*compute.version) if compute.version else None
-    entry = record.get("build-sets", {}).get(build_set_key(torch, compute.backend, version))
+    entry = record.get("build-sets", {}).get(build_set_key(torch, variant.backend, version))
     return entry.get("python") if entry else None
 
 

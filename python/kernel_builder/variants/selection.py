@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from kernel_builder.config.model import Backend, Build
 from kernel_builder.errors import BuildError, ConfigError
 from kernel_builder.variants.host import Platform
-from kernel_builder.variants.names import Compute, Variant
+from kernel_builder.variants.names import BackendInfo, Variant
 
 if TYPE_CHECKING:  # only a type: the probe itself is I/O and stays in variant_build
     from kernel_builder.variant_build.toolchain_probe import Toolchain
@@ -121,15 +121,15 @@ def select_local_variants(
 
 def _local_arch_variant(build: Build, backend: Backend, toolchain: Toolchain, host: Platform) -> Variant:
     if backend is Backend.CUDA:
-        compute = Compute("cuda", toolchain.cuda_major_minor)
+        compute = BackendInfo("cuda", toolchain.cuda_major_minor)
     elif backend is Backend.CPU:
-        compute = Compute("cpu")
+        compute = BackendInfo("cpu")
     elif backend is Backend.METAL:
-        compute = Compute("metal")
+        compute = BackendInfo("metal")
     elif backend is Backend.ROCM:
-        compute = Compute("rocm", tuple(int(p) for p in (toolchain.hip or "0.0").split(".")[:2]))
+        compute = BackendInfo("rocm", tuple(int(p) for p in (toolchain.hip or "0.0").split(".")[:2]))
     else:
-        compute = Compute("xpu", tuple(int(p) for p in (toolchain.xpu or "0.0").split(".")[:2]))
+        compute = BackendInfo("xpu", tuple(int(p) for p in (toolchain.xpu or "0.0").split(".")[:2]))
     stable = build.stable_abi_for(backend)
     if stable is not None:
         return Variant.stable_abi(stable.major_minor(), compute, host.cpu, host.os)
