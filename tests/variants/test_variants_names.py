@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kernel_builder.config.model import Backend
 from kernel_builder.variants import names
 from kernel_builder.variants.names import BackendInfo, Kind, Variant
 from kernel_builder.variants.system import System
@@ -181,3 +182,10 @@ def test_one_backend_type_for_machines_and_names() -> None:
     assert compute == System(backend="cuda 13.0", cpu="x86_64", os="linux").backend
     assert (compute.variant_str, str(compute)) == ("cu130", "cuda 13.0")
     assert BackendInfo.parse("cann80").noarch_name == "npu"
+
+
+def test_every_backend_has_a_token_rule() -> None:
+    """``_check_compute`` relies on each ``Backend`` being versioned or plain in names.py's tables."""
+    from_tables = set(names.VERSIONED_COMPUTE) | set(names.PLAIN_COMPUTE)
+    assert {b.value for b in Backend} == from_tables
+    assert not set(names.VERSIONED_COMPUTE) & set(names.PLAIN_COMPUTE)
