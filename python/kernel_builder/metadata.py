@@ -88,7 +88,11 @@ class Provenance:
 
 @attrs.frozen
 class BackendInfo:
-    """``{"type": backend, "archs": [...]}``; ``archs`` is ``None`` (omitted) when unknown."""
+    """``{"type": backend, "archs": [...]}``; ``archs`` is ``None`` (omitted) when unknown.
+
+    Named after ``kernels_data.BackendInfo``, which it mirrors; a backend *with a version*
+    (a machine's, or a variant name's compute part) is ``variants.names.BackendInfo``.
+    """
 
     type: Backend = attrs.field(converter=Backend.parse)
     archs: tuple[str, ...] | None = attrs.field(default=None, converter=attrs.converters.optional(tuple))

@@ -6,8 +6,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kernel_builder.config.model import Backend
 from kernel_builder.variants import names
-from kernel_builder.variants.names import Compute, Kind, Variant
+from kernel_builder.variants.names import BackendInfo, Kind, Variant
+from kernel_builder.variants.system import System
 
 # The reference loader's parser (PyPI kernels==0.17.2): test-only oracle.
 from kernels.variants import ArchVariant, NoarchVariant, parse_variant
@@ -17,8 +19,8 @@ OSES = st.sampled_from(["linux", "darwin", "windows"])
 small = st.integers(min_value=0, max_value=9)
 minor = st.integers(min_value=0, max_value=40)
 computes = st.one_of(
-    st.sampled_from(["cpu", "metal", "neuron", "tpu"]).map(Compute),
-    st.builds(lambda b, M, m: Compute(b, (M, m)), st.sampled_from(["cuda", "rocm", "xpu", "cann"]), st.integers(0, 3000), small),
+    st.sampled_from(["cpu", "metal", "neuron", "tpu"]).map(BackendInfo),
+    st.builds(lambda b, M, m: BackendInfo(b, (M, m)), st.sampled_from(["cuda", "rocm", "xpu", "cann"]), st.integers(0, 3000), small),
 )
 arch_variants = st.one_of(
     st.builds(lambda v, c, cpu, os, tag: Variant.torch(v, c, cpu, os, cxx11=tag), st.tuples(small, minor), computes, CPUS, OSES, st.sampled_from([None, True, False])),
@@ -33,15 +35,15 @@ class TestParseFormat:
     @pytest.mark.parametrize(
         ("name", "expected"),
         [
-            ("torch213-cxx11-cu130-x86_64-linux", Variant.torch((2, 13), Compute("cuda", (13, 0)), "x86_64", "linux", cxx11=True)),
-            ("torch212-cpu-aarch64-darwin", Variant.torch((2, 12), Compute("cpu"), "aarch64", "darwin")),
-            ("torch212-metal-aarch64-darwin", Variant.torch((2, 12), Compute("metal"), "aarch64", "darwin")),
-            ("torch212-cxx11-rocm71-x86_64-linux", Variant.torch((2, 12), Compute("rocm", (7, 1)), "x86_64", "linux", cxx11=True)),
-            ("torch212-cxx11-xpu20253-x86_64-linux", Variant.torch((2, 12), Compute("xpu", (2025, 3)), "x86_64", "linux", cxx11=True)),
-            ("torch29-cxx98-cu118-x86_64-linux", Variant.torch((2, 9), Compute("cuda", (11, 8)), "x86_64", "linux", cxx11=False)),
-            ("torch-stable-abi211-cu126-x86_64-linux", Variant.stable_abi((2, 11), Compute("cuda", (12, 6)), "x86_64", "linux")),
-            ("tvm-ffi01-cu126-x86_64-linux", Variant.tvm_ffi((0, 1), Compute("cuda", (12, 6)), "x86_64", "linux")),
-            ("torch212-cu126-x86_64-windows", Variant.torch((2, 12), Compute("cuda", (12, 6)), "x86_64", "windows")),
+            ("torch213-cxx11-cu130-x86_64-linux", Variant.torch((2, 13), BackendInfo("cuda", (13, 0)), "x86_64", "linux", cxx11=True)),
+            ("torch212-cpu-aarch64-darwin", Variant.torch((2, 12), BackendInfo("cpu"), "aarch64", "darwin")),
+            ("torch212-metal-aarch64-darwin", Variant.torch((2, 12), BackendInfo("metal"), "aarch64", "darwin")),
+            ("torch212-cxx11-rocm71-x86_64-linux", Variant.torch((2, 12), BackendInfo("rocm", (7, 1)), "x86_64", "linux", cxx11=True)),
+            ("torch212-cxx11-xpu20253-x86_64-linux", Variant.torch((2, 12), BackendInfo("xpu", (2025, 3)), "x86_64", "linux", cxx11=True)),
+            ("torch29-cxx98-cu118-x86_64-linux", Variant.torch((2, 9), BackendInfo("cuda", (11, 8)), "x86_64", "linux", cxx11=False)),
+            ("torch-stable-abi211-cu126-x86_64-linux", Variant.stable_abi((2, 11), BackendInfo("cuda", (12, 6)), "x86_64", "linux")),
+            ("tvm-ffi01-cu126-x86_64-linux", Variant.tvm_ffi((0, 1), BackendInfo("cuda", (12, 6)), "x86_64", "linux")),
+            ("torch212-cu126-x86_64-windows", Variant.torch((2, 12), BackendInfo("cuda", (12, 6)), "x86_64", "windows")),
             ("torch-cuda", Variant.noarch_for("cuda")),
             ("torch-universal", Variant.noarch_for("universal")),
             ("torch-npu", Variant.noarch_for("npu")),
@@ -82,12 +84,12 @@ class TestParseFormat:
     @pytest.mark.parametrize(
         "make",
         [
-            lambda: Compute("cuda", (12, 10)),  # cu1210 would read back as 121.0
-            lambda: Compute("cuda"),
-            lambda: Compute("cpu", (1, 0)),
-            lambda: Compute("gpu"),
+            lambda: Variant.torch((2, 13), BackendInfo("cuda", (12, 10)), "x86_64", "linux"),  # cu1210 would read back as 121.0
+            lambda: Variant.torch((2, 13), BackendInfo("cuda"), "x86_64", "linux"),
+            lambda: Variant.torch((2, 13), BackendInfo("cpu", (1, 0)), "x86_64", "linux"),
+            lambda: BackendInfo("gpu"),
             lambda: Variant.torch((10, 1), "cpu", "x86_64", "linux"),  # torch101 reads back as 1.01
-            lambda: Variant.stable_abi((2, 11), "cpu", "x86_64", "linux").__class__(Kind.STABLE_ABI, (2, 11), Compute("cpu"), "x86_64", "linux", True),
+            lambda: Variant.stable_abi((2, 11), "cpu", "x86_64", "linux").__class__(Kind.STABLE_ABI, (2, 11), BackendInfo("cpu"), "x86_64", "linux", True),
             lambda: Variant.torch((2, 13), "cpu", "x86-64", "linux"),
             lambda: Variant(Kind.NOARCH, (2, 13), noarch="cpu"),
         ],
@@ -101,11 +103,11 @@ class TestParseFormat:
 
         for value in [(2, 13), [2, 13], "2.13", "2.13.1", Version.parse("2.13"), (2, 13, 1)]:
             assert Variant.torch(value, "cpu", "x86_64", "linux").version == (2, 13)
-        assert Compute("rocm", (7,)).version == (7, 0)
-        assert Compute("cuda", Version.parse("13.0")).name == "cu130"
-        assert Compute("xpu", "2025.3.2").name == "xpu20253"
+        assert BackendInfo("rocm", (7,)).version == (7, 0)
+        assert BackendInfo("cuda", Version.parse("13.0")).variant_str == "cu130"
+        assert BackendInfo("xpu", "2025.3.2").variant_str == "xpu20253"
         with pytest.raises(ValueError):
-            Compute("cuda", "13.x")
+            BackendInfo("cuda", "13.x")
 
     @given(variants)
     @settings(max_examples=300)
@@ -137,7 +139,7 @@ def _our_parts(variant: Variant) -> tuple:
         framework,
         variant.version,
         variant.cxx11,
-        variant.compute.backend,
+        variant.compute.name.value,
         variant.compute.version,
         variant.cpu,
         variant.os,
@@ -172,3 +174,18 @@ class TestReferenceLoaderReadsOurNames:
                 seen.add(v.name)
                 assert _reference_parts(v.name) == _our_parts(names.parse(v.name))
         assert len(seen) > 40
+
+
+def test_one_backend_type_for_machines_and_names() -> None:
+    """A variant's compute part and a machine's backend are one value type (``BackendInfo``)."""
+    compute = names.parse("torch213-cxx11-cu130-x86_64-linux").compute
+    assert compute == System(backend="cuda 13.0", cpu="x86_64", os="linux").backend
+    assert (compute.variant_str, str(compute)) == ("cu130", "cuda 13.0")
+    assert BackendInfo.parse("cann80").noarch_name == "npu"
+
+
+def test_every_backend_has_a_token_rule() -> None:
+    """``_check_compute`` relies on each ``Backend`` being versioned or plain in names.py's tables."""
+    from_tables = set(names.VERSIONED_COMPUTE) | set(names.PLAIN_COMPUTE)
+    assert {b.value for b in Backend} == from_tables
+    assert not set(names.VERSIONED_COMPUTE) & set(names.PLAIN_COMPUTE)

@@ -92,12 +92,12 @@ def test_builder_flake_checks_with_its_committed_lock() -> None:
 
 def test_nix_compute_tokens_follow_the_python_table() -> None:
     """names.nix spells compute tokens from its own prefix table; it must be names.py's."""
-    from kernel_builder.variants.names import PLAIN_COMPUTE, VERSIONED_COMPUTE, Compute
+    from kernel_builder.variants.names import PLAIN_COMPUTE, VERSIONED_COMPUTE, BackendInfo
 
     cases = [(b, "13.0") for b in VERSIONED_COMPUTE] + [(b, None) for b in PLAIN_COMPUTE]
     sets = " ".join(f"{{ backend = {json.dumps(b)}; backendVersion = {json.dumps(v)}; }}" for b, v in cases)
     got = nix_eval(f"let n = import {REPO}/nix/lib/pure/names.nix; in map n.compute [ {sets} ]")
-    assert got == [Compute(b, (13, 0) if v else None).name for b, v in cases]
+    assert got == [BackendInfo(b, (13, 0) if v else None).variant_str for b, v in cases]
 
 
 def test_nix_unit_runner_reports_failures(tmp_path: Path) -> None:

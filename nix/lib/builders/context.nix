@@ -18,7 +18,7 @@ let
   variantBuildFiles = [
     "__init__.py" "_files.py" "_git.py" "_jsontext.py" "_source.py" "digest.py" "errors.py" "ids.py"
     "layout.py" "metadata.py" "toolchain/__init__.py" "toolchain/lockrequests.py"
-    "variants/__init__.py" "variants/buildsets.py" "variants/names.py"
+    "variants/__init__.py" "variants/buildsets.py" "variants/host.py" "variants/names.py" "variants/selection.py"
   ];
   variantBuildParents = [ "toolchain" "variants" ];
   notVariantBuild = [ "config/update.py" ];  # update-build: CLI only

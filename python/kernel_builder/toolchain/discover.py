@@ -2,8 +2,9 @@
 
 A toolchain Python is any Python with a torch installed (a venv made by ``toolchain
 setup``, the driver's own, or one named with ``--python``). Each is probed in a
-subprocess *without importing torch* (its version file and dist-info are enough), so
-discovery takes well under a second per environment. A torch X.Y serves the build set
+subprocess *without importing torch* (its version file and dist-info are enough; the one
+probe is ``variant_build.toolchain_probe.probe_python``), so discovery takes well under a
+second per environment. A torch X.Y serves the build set
 ``torchX.Y-cpu``; a CUDA build of torch also serves ``torchX.Y-cudaM.N`` when this
 machine's nvcc is CUDA M.N.
 """
@@ -12,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import shutil
 import subprocess
 import sys
@@ -24,7 +24,9 @@ import attrs
 
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.state import state_dir
+from kernel_builder.variant_build.toolchain_probe import PythonProbeError, probe_python
 from kernel_builder.variants.buildsets import build_set_key
+from kernel_builder.variants.host import host_platform
 
 __all__ = [
     "Environment",
@@ -41,35 +43,6 @@ __all__ = [
 ]
 
 FORMAT = 1
-
-_PROBE = r"""
-import hashlib, importlib.metadata as md, importlib.util, json, os, sys
-out = {"python-version": ".".join(map(str, sys.version_info[:3]))}
-try:
-    dist = md.distribution("torch")
-except md.PackageNotFoundError:
-    dist = None
-if dist is not None:
-    out["torch-version"] = dist.version
-    out["torch-record-hash"] = hashlib.sha256((dist.read_text("RECORD") or "").encode()).hexdigest()
-    out["torch-record-path"] = str(dist.locate_file(str(dist._path.name) + "/RECORD")) if hasattr(dist, "_path") else ""
-    wheel = ""
-    direct = dist.read_text("direct_url.json")
-    if direct:
-        info = json.loads(direct).get("archive_info", {})
-        wheel = info.get("hash") or ("sha256=" + info.get("hashes", {}).get("sha256", "") if info.get("hashes") else "")
-    out["torch-wheel-hash"] = wheel
-    spec = importlib.util.find_spec("torch")
-    ns = {}
-    try:
-        with open(os.path.join(os.path.dirname(spec.origin), "version.py")) as f:
-            exec(f.read(), ns)
-    except OSError:
-        pass
-    out["torch-cuda"] = ns.get("cuda") or ""
-print(json.dumps(out))
-"""
-
 
 @attrs.frozen
 class Environment:
@@ -122,7 +95,7 @@ def python_for_variant(variant_name: str, record: dict[str, Any] | None) -> str 
     torch = "{}.{}".format(*variant.version)
     compute = variant.compute
     version = "{}.{}".format(*compute.version) if compute.version else None
-    entry = record.get("build-sets", {}).get(build_set_key(torch, compute.backend, version))
+    entry = record.get("build-sets", {}).get(build_set_key(torch, variant.backend, version))
     return entry.get("python") if entry else None
 
 
@@ -145,29 +118,29 @@ def _search_path(python: str) -> list[str]:
 
 
 def probe_environment(python: str) -> Environment | None:
-    """Probe one Python; ``None`` when it has no torch. ``ConfigError`` when it cannot run."""
+    """Probe one Python (the one cached probe, ``probe_python``); ``None`` when it has no
+    installed torch. ``ConfigError`` when it cannot run."""
     path = str(Path(python).absolute())
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     try:
-        done = subprocess.run([path, "-c", _PROBE], capture_output=True, text=True, env=env, check=False, timeout=120)
-    except OSError as exc:
-        raise ConfigError(f"cannot run toolchain Python {path}: {exc}", hint="pass the path of a python executable") from None
-    if done.returncode != 0:
-        raise ConfigError(f"toolchain Python {path} failed to start:\n{done.stderr.strip()[-1000:]}")
-    data = json.loads(done.stdout.strip().splitlines()[-1])
-    if "torch-version" not in data:
+        facts = probe_python(path)
+    except PythonProbeError as exc:
+        if not exc.started:
+            raise ConfigError(f"cannot run toolchain Python {path}: {exc.detail}", hint="pass the path of a python executable") from None
+        raise ConfigError(f"toolchain Python {path} failed to start:\n{exc.detail[-1000:]}") from None
+    torch = facts.torch
+    if torch is None or torch.dist_version is None:
         return None
     search = _search_path(path)
     return Environment(
         python=path,
-        python_version=data["python-version"],
-        torch_version=data["torch-version"],
-        torch_cuda=data["torch-cuda"],
-        torch_record_hash=data["torch-record-hash"],
-        torch_wheel_hash=data["torch-wheel-hash"],
+        python_version=".".join(map(str, facts.python_version)),
+        torch_version=torch.dist_version,
+        torch_cuda=torch.cuda or "",
+        torch_record_hash=torch.record_hash or "",
+        torch_wheel_hash=torch.wheel_hash or "",
         cmake_version=_tool_version("cmake", search),
         ninja_version=_tool_version("ninja", search),
-        torch_record_path=data.get("torch-record-path", ""),
+        torch_record_path=torch.record_path or "",
     )
 
 
@@ -235,11 +208,6 @@ def is_stale(record: dict[str, Any]) -> bool:
     return bool(cuda) and _stamp([cuda["nvcc"]]) != cuda.get("stamp")
 
 
-def _system() -> str:
-    machine = {"amd64": "x86_64", "arm64": "aarch64"}.get(platform.machine().lower(), platform.machine().lower())
-    return f"{machine}-{platform.system().lower()}"
-
-
 def _candidates(extra: Iterable[str], state: Path) -> list[str]:
     found = [canonical_python(p) for p in extra]
     envs = state / "envs"
@@ -287,7 +255,7 @@ def discover(extra_pythons: Iterable[str] = (), *, state: Path | None = None) ->
         "format": FORMAT,
         "provider": "host",
         "hermetic": False,
-        "system": _system(),
+        "system": host_platform().system,
         "driver": {"python": driver_python(), "bin": str(Path(driver_python()).parent), "kernel-builder-version": __version__},
         "compiler": _compiler(),
         "cuda": cuda,

@@ -8,7 +8,6 @@ case their build files are generated and the build fails, saying the toolchain i
 
 from __future__ import annotations
 
-import platform
 import signal
 import sys
 import threading
@@ -17,90 +16,29 @@ from pathlib import Path
 
 from kernel_builder.variant_build.toolchain_probe import Toolchain, probe_toolchain
 from kernel_builder.variant_build.variant import VariantResult, build_variant
-from kernel_builder.config.model import Backend, Build
+from kernel_builder.config.model import Build
 from kernel_builder.errors import BuildError
-from kernel_builder.variants.names import Compute, Variant, parse
+from kernel_builder.variants.buildsets import current_system, load_build_sets
+from kernel_builder.variants.host import host_platform
+from kernel_builder.variants.names import parse
+from kernel_builder.variants.selection import select_local_variants
 
 __all__ = ["build_local", "local_variants"]
-
-
-def _cpu_arch() -> str:
-    machine = platform.machine().lower()
-    return {"amd64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
-
-
-def _os() -> str:
-    return {"darwin": "darwin", "win32": "windows"}.get(sys.platform, "linux")
-
-
-def _arch_variant(build: Build, backend: Backend, toolchain: Toolchain) -> Variant:
-    if backend is Backend.CUDA:
-        compute = Compute("cuda", toolchain.cuda_major_minor)
-    elif backend is Backend.CPU:
-        compute = Compute("cpu")
-    elif backend is Backend.METAL:
-        compute = Compute("metal")
-    elif backend is Backend.ROCM:
-        compute = Compute("rocm", tuple(int(p) for p in (toolchain.hip or "0.0").split(".")[:2]))
-    else:
-        compute = Compute("xpu", tuple(int(p) for p in (toolchain.xpu or "0.0").split(".")[:2]))
-    stable = build.stable_abi_for(backend)
-    os_name = _os()
-    if stable is not None:
-        return Variant.stable_abi(stable.major_minor(), compute, _cpu_arch(), os_name)
-    return Variant.torch(toolchain.torch_major_minor, compute, _cpu_arch(), os_name, cxx11=os_name == "linux" or None)
-
-
-def _noarch_backends(system: str) -> set[Backend]:
-    """Backends with a build set on ``system``: the noarch variants ``list-variants`` lists."""
-    from kernel_builder.variants.buildsets import load_build_sets
-
-    return {b.backend for b in load_build_sets() if b.system == system}
 
 
 def local_variants(
     build: Build, toolchain: Toolchain, backends: Iterable[str] | None = None, *, system: str | None = None
 ) -> tuple[list[str], list[str]]:
-    """(variant names to build, skip notes) for this toolchain.
+    """(variant names to build, skip notes) for this toolchain on this machine.
 
     Without ``backends``, noarch variants are those ``list-variants`` lists for ``system``
-    (default: this machine); a backend asked for by name is built anyway.
+    (default: this machine); a backend asked for by name is built anyway. The choice itself
+    is ``variants.selection.select_local_variants``; this reads the machine and build sets.
     """
-    from kernel_builder.variants.buildsets import current_system
-
-    wanted = None if backends is None else {Backend.parse(b) for b in backends}
     system = system or current_system()
-    names: list[str] = []
-    skipped: list[str] = []
-    listed: set[Backend] | None = None
-    for backend in build.general.backends:
-        if wanted is not None and backend not in wanted:
-            continue
-        if not build.is_arch_for(backend):
-            listed = _noarch_backends(system) if listed is None else listed
-            if wanted is None and backend not in listed:
-                skipped.append(f"torch-{backend.value}: no build set for {system} (pass --backend {backend.value} to build it anyway)")
-                continue
-            names.append(f"torch-{backend.value}")
-            continue
-        runnable = backend is Backend.CPU or (backend is Backend.CUDA and toolchain.cuda is not None)
-        if not runnable and wanted is None:
-            skipped.append(f"{backend.value}: the toolchain torch {toolchain.torch_version} cannot build it")
-            continue
-        if backend is Backend.CUDA and toolchain.cuda is None:
-            raise BuildError(
-                f"toolchain for cuda is not available: torch {toolchain.torch_version} at {toolchain.python} has no CUDA",
-                hint="pass --toolchain-python with a CUDA build of torch",
-            )
-        names.append(_arch_variant(build, backend, toolchain).name)
-    if wanted is not None:
-        unknown = wanted - set(build.general.backends)
-        if unknown:
-            raise BuildError(
-                f"--backend {', '.join(sorted(b.value for b in unknown))} is not in [general] backends "
-                f"{[b.value for b in build.general.backends]}"
-            )
-    return names, skipped
+    has_noarch = any(not build.is_arch_for(b) for b in build.general.backends)
+    listed = {b.backend for b in load_build_sets() if b.system == system} if backends is None and has_noarch else set()
+    return select_local_variants(build, toolchain, backends, host=host_platform(), system=system, listed_noarch=listed)
 
 
 def build_local(

@@ -18,7 +18,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import platform
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +27,7 @@ from kernel_builder._source import nix_data_file
 from kernel_builder.config.model import Backend, Version
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.lockrequests import served_build_sets
+from kernel_builder.variants.host import host_platform
 from kernel_builder.variants.names import VERSIONED_COMPUTE
 
 __all__ = [
@@ -249,6 +249,4 @@ def all_systems(build_sets: tuple[BuildSet, ...] | list[BuildSet]) -> list[str]:
 
 def current_system() -> str:
     """This machine as a Nix system string (``x86_64-linux``), without importing torch."""
-    machine = platform.machine().lower()
-    cpu = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
-    return f"{cpu}-{platform.system().lower()}"
+    return host_platform().system

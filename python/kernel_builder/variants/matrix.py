@@ -26,7 +26,7 @@ import attrs
 
 from kernel_builder.config.model import Backend, Build, Torch, TvmFfi, Version
 from kernel_builder.variants.buildsets import BuildSet, DefaultBounds, all_systems, default_bounds
-from kernel_builder.variants.names import Compute, Variant
+from kernel_builder.variants.names import BackendInfo, Variant
 
 __all__ = [
     "MatrixVariant",
@@ -120,9 +120,9 @@ class MatrixResult:
         return attrs.evolve(self, variants=tuple(v for v in self.variants if v.bundle))
 
 
-def _compute(build_set: BuildSet) -> Compute:
+def _compute(build_set: BuildSet) -> BackendInfo:
     version = build_set.backend_version_v
-    return Compute(build_set.backend.value, None if version is None else version.major_minor())
+    return BackendInfo(build_set.backend, None if version is None else version.major_minor())
 
 
 def variant_for(build: Build, build_set: BuildSet) -> Variant:

@@ -23,9 +23,11 @@ import re
 
 import attrs
 
+from kernel_builder.config.model import Backend
+
 __all__ = [
     "Kind",
-    "Compute",
+    "BackendInfo",
     "Variant",
     "parse",
     "format_variant",
@@ -86,50 +88,65 @@ def flatten_version(version: tuple[int, int]) -> str:
     return f"{version[0]}{version[1]}"
 
 
-@attrs.frozen
-class Compute:
-    """The compute part of an arch name: ``cpu``, ``metal``, ``cu130``, ``rocm71``, ``xpu20253``…
+def _backend_name(value: str | Backend) -> Backend:
+    return value if isinstance(value, Backend) else Backend.parse(value)
 
-    ``backend`` is the backend name (``cuda`` for ``cu…``); ``version`` is set exactly for
-    the versioned backends (cuda, rocm, xpu, cann).
+
+@attrs.frozen
+class BackendInfo:
+    """A compute backend and its version: the one value for "cuda 12.8", on a machine
+    (``System.backend``) and in a variant name (``Variant.compute``, written ``cu128``).
+
+    ``version`` is ``None`` for cpu, metal, neuron and tpu. Any version is a valid machine
+    fact; ``Variant`` checks that its compute part can be written in a name and read back.
     """
 
-    backend: str
+    name: Backend = attrs.field(converter=_backend_name)
     version: tuple[int, int] | None = attrs.field(default=None, converter=_optional_major_minor)
 
-    def __attrs_post_init__(self) -> None:
-        if self.backend in VERSIONED_COMPUTE:
-            if self.version is None:
-                raise ValueError(f"compute backend {self.backend!r} needs a version")
-            if not 0 <= self.version[1] <= 9 or self.version[0] < 0:
-                raise ValueError(
-                    f"{self.backend} version {self.version[0]}.{self.version[1]} cannot be written in a "
-                    "variant name: the minor version must be a single digit"
-                )
-        elif self.backend in PLAIN_COMPUTE:
-            if self.version is not None:
-                raise ValueError(f"compute backend {self.backend!r} takes no version")
-        else:
-            valid = ", ".join([*PLAIN_COMPUTE, *VERSIONED_COMPUTE])
-            raise ValueError(f"unknown compute backend {self.backend!r}; expected one of {valid}")
+    @property
+    def variant_str(self) -> str:
+        """The token this backend has in a variant name: ``cu128``, ``rocm71``, ``cpu``."""
+        prefix = VERSIONED_COMPUTE.get(self.name.value)
+        if prefix is None:
+            return self.name.value
+        return prefix + flatten_version(self.version or (0, 0))
 
     @property
-    def name(self) -> str:
-        if self.version is None:
-            return self.backend
-        return VERSIONED_COMPUTE[self.backend] + flatten_version(self.version)
-
-    def __str__(self) -> str:
-        return self.name
+    def noarch_name(self) -> str:
+        """The name a noarch variant for this backend has (``torch-<name>``); CANN is ``npu``."""
+        return "npu" if self.name is Backend.CANN else self.name.value
 
     @classmethod
-    def parse(cls, text: str) -> Compute:
+    def parse(cls, text: str) -> BackendInfo:
+        """A variant name's compute token: ``cu128`` -> cuda 12.8, ``cpu`` -> cpu."""
         if text in PLAIN_COMPUTE:
             return cls(text)
         match = _VERSIONED_RE.fullmatch(text)
         if match is None:
             raise ValueError(f"unknown compute part {text!r} (expected cpu, metal, neuron, tpu, cuXY, rocmXY, xpuXY or cannXY)")
         return cls(_PREFIX_TO_BACKEND[match[1]], (int(match[2]), int(match[3])))
+
+    def __str__(self) -> str:
+        if self.version is None:
+            return self.name.value
+        return f"{self.name.value} {self.version[0]}.{self.version[1]}"
+
+
+def _check_compute(compute: BackendInfo) -> None:
+    """Whether ``compute`` can be written in a variant name and read back unchanged (every
+    ``Backend`` is in ``VERSIONED_COMPUTE`` or ``PLAIN_COMPUTE``)."""
+    backend = compute.name.value
+    if backend in VERSIONED_COMPUTE:
+        if compute.version is None:
+            raise ValueError(f"compute backend {backend!r} needs a version")
+        if not 0 <= compute.version[1] <= 9 or compute.version[0] < 0:
+            raise ValueError(
+                f"{backend} version {compute.version[0]}.{compute.version[1]} cannot be written in a "
+                "variant name: the minor version must be a single digit"
+            )
+    elif compute.version is not None:
+        raise ValueError(f"compute backend {backend!r} takes no version")
 
 
 def _check_word(field: str, value: str | None) -> None:
@@ -150,7 +167,7 @@ class Variant:
 
     kind: Kind = attrs.field(converter=Kind)
     version: tuple[int, int] | None = attrs.field(default=None, converter=_optional_major_minor)
-    compute: Compute | None = None
+    compute: BackendInfo | None = None
     cpu: str | None = None
     os: str | None = None
     cxx11: bool | None = None
@@ -173,6 +190,7 @@ class Variant:
                 f"{self.kind} version {self.version[0]}.{self.version[1]} cannot be written in a variant "
                 "name: the major version must be a single digit"
             )
+        _check_compute(self.compute)
         _check_word("cpu", self.cpu)
         _check_word("os", self.os)
         if self.cxx11 is not None and self.kind is not Kind.TORCH:
@@ -181,16 +199,16 @@ class Variant:
     # -- constructors -------------------------------------------------------------------
     @classmethod
     def torch(
-        cls, version: object, compute: Compute | str, cpu: str, os: str, *, cxx11: bool | None = None
+        cls, version: object, compute: BackendInfo | str, cpu: str, os: str, *, cxx11: bool | None = None
     ) -> Variant:
         return cls(Kind.TORCH, version, _compute(compute), cpu, os, cxx11)
 
     @classmethod
-    def stable_abi(cls, version: object, compute: Compute | str, cpu: str, os: str) -> Variant:
+    def stable_abi(cls, version: object, compute: BackendInfo | str, cpu: str, os: str) -> Variant:
         return cls(Kind.STABLE_ABI, version, _compute(compute), cpu, os)
 
     @classmethod
-    def tvm_ffi(cls, version: object, compute: Compute | str, cpu: str, os: str) -> Variant:
+    def tvm_ffi(cls, version: object, compute: BackendInfo | str, cpu: str, os: str) -> Variant:
         return cls(Kind.TVM_FFI, version, _compute(compute), cpu, os)
 
     @classmethod
@@ -207,7 +225,7 @@ class Variant:
         """The backend name: ``cuda`` for ``cu130``, ``cpu``, or a noarch name as written."""
         if self.kind is Kind.NOARCH:
             return self.noarch  # type: ignore[return-value]
-        return self.compute.backend  # type: ignore[union-attr]
+        return self.compute.name.value  # type: ignore[union-attr]
 
     @property
     def system(self) -> str | None:
@@ -229,22 +247,22 @@ class Variant:
             head = f"torch-stable-abi{flat}"
         else:
             head = f"tvm-ffi{flat}"
-        return f"{head}-{self.compute}-{self.cpu}-{self.os}"
+        return f"{head}-{self.compute.variant_str}-{self.cpu}-{self.os}"  # type: ignore[union-attr]
 
     def __str__(self) -> str:
         return self.name
 
 
-def _compute(value: Compute | str) -> Compute:
-    return value if isinstance(value, Compute) else Compute.parse(value)
+def _compute(value: BackendInfo | str) -> BackendInfo:
+    return value if isinstance(value, BackendInfo) else BackendInfo.parse(value)
 
 
-def _arch_tail(name: str, parts: list[str]) -> tuple[Compute, str, str]:
+def _arch_tail(name: str, parts: list[str]) -> tuple[BackendInfo, str, str]:
     if len(parts) != 3:
         raise ValueError(f"invalid variant name {name!r}: expected <compute>-<cpu>-<os> after the framework part")
     compute, cpu, os = parts
     try:
-        return Compute.parse(compute), cpu, os
+        return BackendInfo.parse(compute), cpu, os
     except ValueError as exc:
         raise ValueError(f"invalid variant name {name!r}: {exc}") from None
 

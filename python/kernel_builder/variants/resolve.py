@@ -62,7 +62,7 @@ def candidate(name: str) -> Candidate:
         kind=_KINDS[v.kind],
         version=v.version,
         cxx11=v.cxx11,
-        backend=BackendInfo(v.compute.backend, v.compute.version),
+        backend=v.compute,
         cpu=v.cpu,
         os=v.os,
     )

@@ -26,14 +26,10 @@ import attrs
 
 from kernel_builder.config.model import Backend
 from kernel_builder.errors import LoadError
-from kernel_builder.variants.names import VERSIONED_COMPUTE
+from kernel_builder.variants.host import host_platform
+from kernel_builder.variants.names import BackendInfo
 
 __all__ = ["System", "BackendInfo", "InvalidBackend", "detect_system", "select_backend", "UNSET"]
-
-# Backends whose variant token carries a version (``cu128``, ``rocm71``, ``xpu20253``, ``cann80``):
-# the one table in names.py.
-_VERSIONED = {Backend.parse(name): prefix for name, prefix in VERSIONED_COMPUTE.items()}
-
 
 class InvalidBackend(LoadError, ValueError):
     """``backend=`` names a backend this machine cannot run (a ``ValueError`` too, like PyPI kernels)."""
@@ -72,37 +68,6 @@ def _opt_tuple(value: Any) -> tuple[int, ...] | None:
     return tuple(int(p) for p in parts) if parts else None
 
 
-def _backend_name(value: str | Backend) -> Backend:
-    return value if isinstance(value, Backend) else Backend.parse(value)
-
-
-@attrs.frozen
-class BackendInfo:
-    """A compute backend with its version (``None`` for cpu, metal, neuron, tpu)."""
-
-    name: Backend = attrs.field(converter=_backend_name)
-    version: tuple[int, int] | None = attrs.field(default=None, converter=_opt_pair)
-
-    @property
-    def variant_str(self) -> str:
-        """The token this backend has in a variant name: ``cu128``, ``rocm71``, ``cpu``."""
-        prefix = _VERSIONED.get(self.name)
-        if prefix is None:
-            return self.name.value
-        major, minor = self.version or (0, 0)
-        return f"{prefix}{major}{minor}"
-
-    @property
-    def noarch_name(self) -> str:
-        """The name a noarch variant for this backend has (``torch-<name>``); CANN is ``npu``."""
-        return "npu" if self.name is Backend.CANN else self.name.value
-
-    def __str__(self) -> str:
-        if self.version is None:
-            return self.name.value
-        return f"{self.name.value} {self.version[0]}.{self.version[1]}"
-
-
 def _backend_converter(value: Any) -> BackendInfo:
     if isinstance(value, BackendInfo):
         return value
@@ -114,10 +79,10 @@ def _backend_converter(value: Any) -> BackendInfo:
 def _parse_backend_text(text: str) -> BackendInfo:
     """``"cuda 12.8"``, ``"cuda12.8"``, ``"cu128"``, ``"cpu"`` -> ``BackendInfo``."""
     t = text.strip().lower()
-    for name, prefix in _VERSIONED.items():
-        m = re.fullmatch(rf"{prefix}(\d+)(\d)", t)
-        if m:
-            return BackendInfo(name, (int(m.group(1)), int(m.group(2))))
+    try:
+        return BackendInfo.parse(t)  # a variant name's token: cu128, rocm71, cpu
+    except ValueError:
+        pass
     m = re.fullmatch(r"([a-z]+)[\s-]*(\d+(?:\.\d+)?)?", t)
     if not m:
         raise ValueError(f"cannot read a backend from {text!r}; expected e.g. 'cpu', 'cuda 12.8' or 'cu128'")
@@ -177,16 +142,10 @@ def select_backend(system: System, backend: str | None) -> System:
 
 @functools.lru_cache(maxsize=None)
 def _probe_platform() -> tuple[str, str, str | None]:
-    """(cpu, os, macOS version) with the reference's normalisation of CPU names."""
-    cpu = platform.machine()
-    os_name = platform.system().lower()
-    mac: str | None = None
-    if os_name == "darwin":
-        cpu = "aarch64" if cpu == "arm64" else cpu
-        mac = platform.mac_ver()[0] or None
-    elif os_name == "windows":
-        cpu = "x86_64" if cpu == "AMD64" else cpu
-    return cpu, os_name, mac
+    """(cpu, os, macOS version); cpu and os from the one host probe."""
+    host = host_platform()
+    mac = (platform.mac_ver()[0] or None) if host.os == "darwin" else None
+    return host.cpu, host.os, mac
 
 
 @functools.lru_cache(maxsize=None)
