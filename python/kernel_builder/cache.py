@@ -14,6 +14,7 @@ from pathlib import Path
 
 import attrs
 
+from kernel_builder import nix
 from kernel_builder.errors import BuildError, ConfigError
 
 __all__ = ["CacheCheck", "cache_url", "check_cache", "key_files", "make_key_pair", "query_caches", "read_public_key", "refusal", "secret_key_name", "cache_settings"]
@@ -35,8 +36,6 @@ def key_files(name: str, out_dir: Path) -> tuple[Path, Path]:
 
 def make_key_pair(name: str, out_dir: Path) -> tuple[Path, Path]:
     """Write a new signing key pair; never overwrites one (a lost secret key cannot be recovered)."""
-    from kernel_builder import nix
-
     secret, public = key_files(name, out_dir)
     existing = [p for p in (secret, public) if p.exists()]
     if existing:
@@ -140,8 +139,6 @@ def query_caches(
     """Ask the caches about the variants' outputs before a build: ``(check, toolchain_cached)``;
     the flag says whether every toolchain output of the variants left to build is in this
     store or, trusted, in a cache (then no pinned artifact needs fetching)."""
-    from kernel_builder import nix
-
     drvs = nix.derivations(installables, flake_args=flake_args)
     outputs = {d["env"]["variant"]: d["outputs"]["out"]["path"] for d in drvs.values() if "variant" in d.get("env", {})}
     found = {url: nix.cache_path_info(url, sorted(outputs.values())) for url in urls}

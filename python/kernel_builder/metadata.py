@@ -20,8 +20,10 @@ from typing import Any
 
 import attrs
 
+from kernel_builder import __version__
 from kernel_builder._git import GitStatus, git_status, tracks
 from kernel_builder._git import oid as _oid
+from kernel_builder._jsontext import set_top_level_key
 from kernel_builder.config.model import (
     Backend,
     Build,
@@ -30,6 +32,7 @@ from kernel_builder.config.model import (
     TorchNoarch,
     validate_kernel_name,
 )
+from kernel_builder.config.registry import registry
 from kernel_builder.digest import Digest
 from kernel_builder.errors import CheckError, ConfigError
 
@@ -285,8 +288,6 @@ def write_digest(path: str | os.PathLike[str], digest: Digest) -> None:
     formatting are kept byte for byte: metadata.json is a published format, and tools that
     only add a digest must not drop what others wrote. The file is validated first.
     """
-    from kernel_builder._jsontext import set_top_level_key
-
     path = Path(path)
     Metadata.read(path)
     text = path.read_bytes().decode("utf-8")
@@ -300,8 +301,6 @@ def resolve_python_depends(build: Build, backend: Backend) -> tuple[str, ...]:
     Unlike the reference, ``[general.neuron] python-depends`` is included too: a neuron
     kernel needs those packages at load time like any other backend's.
     """
-    from kernel_builder.config.registry import registry
-
     general = build.general
     backend_names = general.backend_python_depends(backend)
     scoped = [(name, None) for name in general.python_depends] + [(name, backend) for name in backend_names]
@@ -319,8 +318,6 @@ def resolve_python_depends(build: Build, backend: Backend) -> tuple[str, ...]:
 # -- provenance from git ----------------------------------------------------------------
 def builder_provenance() -> BuilderProvenance:
     """This kernel-builder: its version, and its commit when it runs from a git checkout."""
-    from kernel_builder import __version__
-
     here = Path(__file__).resolve()
     # Only a checkout that tracks this very file says which builder commit runs; an install
     # inside some other repository (a venv in a project) must not borrow its commit.

@@ -8,6 +8,12 @@ from typing import TYPE_CHECKING
 import click
 
 from kernel_builder.cli import output
+from kernel_builder.config import BuildTomlError, read_file, to_dict
+from kernel_builder.config.loading import build_toml_path
+from kernel_builder.config.reader import FRAMEWORK_KEYS
+from kernel_builder.config.update import plan_update, write_atomic
+from kernel_builder.variants.buildsets import load_build_sets
+from kernel_builder.variants.checks import matrix_problems
 
 if TYPE_CHECKING:
     from kernel_builder.config import Parsed
@@ -18,8 +24,6 @@ _DIR = click.argument("kernel_dir", metavar="[DIR]", default=".", type=click.Pat
 
 
 def _summary(parsed: Parsed) -> str:
-    from kernel_builder.config.reader import FRAMEWORK_KEYS
-
     build = parsed.build
     framework = next(k for k, cls in FRAMEWORK_KEYS.items() if isinstance(build.framework, cls))
     edition = str(parsed.edition)
@@ -39,11 +43,6 @@ def _summary(parsed: Parsed) -> str:
 
 def _check_matrix(parsed: Parsed, kernel_dir: str) -> None:
     """Problems only the build matrix shows (a stable ABI newer than the Torch it has)."""
-    from kernel_builder.config import BuildTomlError
-    from kernel_builder.config.loading import build_toml_path
-    from kernel_builder.variants.buildsets import load_build_sets
-    from kernel_builder.variants.checks import matrix_problems
-
     file = str(build_toml_path(kernel_dir))
     problems, warnings = matrix_problems(parsed, load_build_sets(), file=file)
     if problems:
@@ -70,8 +69,6 @@ def check_config(kernel_dir: str, as_json: bool) -> None:
       kernel-builder check-config examples/relu
       kernel-builder check-config --json examples/relu
     """
-    from kernel_builder.config import read_file, to_dict
-
     parsed = read_file(kernel_dir, check_sources=True)
     _check_matrix(parsed, kernel_dir)
     for warning in parsed.warnings:
@@ -102,8 +99,6 @@ def update_build(kernel_dir: str, check: bool, show_diff: bool) -> None:
       kernel-builder update-build my-kernel
       kernel-builder update-build --check my-kernel   # exit 1 if still legacy
     """
-    from kernel_builder.config.update import plan_update, write_atomic
-
     plan = plan_update(kernel_dir)
     if not plan.needed:
         output.note(f"{plan.path} is already edition 5; nothing to do")

@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 
 from kernel_builder.cli import output
+from kernel_builder.layout import hash_tree
 
 __all__ = ["hash_cmd"]
 
@@ -25,8 +26,6 @@ def hash_cmd(directory: Path) -> None:
     Example:
       kernel-builder hash examples/relu      # hashes examples/relu/build/*/
     """
-    from kernel_builder.layout import hash_tree
-
     variants = hash_tree(directory)
     for variant in variants:
         output.result(str(variant))

@@ -10,9 +10,11 @@ from pathlib import Path
 
 import click
 
+from kernel_builder._source import builder_source
 from kernel_builder.cli import output
-
 from kernel_builder.errors import ConfigError
+from kernel_builder.hub.card import default_template
+from kernel_builder.ids import REPO_ID_RULE, RepoId
 
 __all__ = ["init", "scaffold_files", "INIT_BACKENDS"]
 
@@ -27,8 +29,6 @@ def _template(name: str) -> string.Template:
 def _default_builder_url() -> str:
     """This checkout: ``git+file:`` when it is a git work tree (Nix then copies only tracked
     files, not .venv or build outputs), else ``path:``."""
-    from kernel_builder._source import builder_source
-
     source = builder_source()
     if source.kind == "installed" or not source.complete:  # a wheel's copy has no python/ beside it
         return "git+https://github.com/huggingface/kernel-builder"
@@ -38,10 +38,6 @@ def _default_builder_url() -> str:
 
 def scaffold_files(repo_id: str, backends: Sequence[str], license: str, builder_url: str) -> dict[str, str]:
     """Relative path -> content of every file of a new kernel (pure; no I/O but templates)."""
-    from kernel_builder.hub.card import default_template
-
-    from kernel_builder.ids import REPO_ID_RULE, RepoId
-
     try:
         RepoId.parse(repo_id)
     except ValueError:

@@ -8,6 +8,12 @@ from pathlib import Path
 import click
 
 from kernel_builder.cli import output
+from kernel_builder.errors import ConfigError
+from kernel_builder.toolchain.discover import discover, load_toolchains, write_toolchains
+from kernel_builder.toolchain.fetch import fetch
+from kernel_builder.toolchain.lockfile import load_lock
+from kernel_builder.toolchain.locking import relock
+from kernel_builder.toolchain.setup import create_env, default_envs, plan
 
 __all__ = ["toolchain"]
 
@@ -44,9 +50,6 @@ def fetch_cmd(build_sets: tuple[str, ...], as_json: bool) -> None:
       kernel-builder toolchain fetch
       kernel-builder toolchain fetch --build-set torch2.13-cpu
     """
-    from kernel_builder.toolchain.fetch import fetch
-    from kernel_builder.toolchain.lockfile import load_lock
-
     lock = load_lock()
     for key in build_sets:
         lock.environment_of(key)  # unknown build sets fail before anything is downloaded
@@ -70,8 +73,6 @@ def lock_cmd(lock_file: Path | None) -> None:
     Example:
       kernel-builder toolchain lock && git diff --stat nix/toolchain-lock.json
     """
-    from kernel_builder.toolchain.locking import relock
-
     data = relock(lock_file)
     output.note(f"locked {len(data['artifacts'])} artifact(s) in {len(data['groups'])} group(s)")
 
@@ -89,8 +90,6 @@ def discover_cmd(pythons: tuple[str, ...], as_json: bool) -> None:
     Example:
       kernel-builder toolchain discover --python /work/toolchains/torch214/bin/python
     """
-    from kernel_builder.toolchain.discover import discover, load_toolchains, write_toolchains
-
     previous = load_toolchains()
     extra = [*pythons, *[env["python"] for env in (previous or {}).get("environments", []) if Path(env["python"]).exists()]]
     record = discover(extra)
@@ -120,10 +119,6 @@ def setup_cmd(only: tuple[str, ...], reuse: tuple[str, ...], dry_run: bool) -> N
     Example:
       kernel-builder toolchain setup --reuse .venv/bin/python
     """
-    from kernel_builder.errors import ConfigError
-    from kernel_builder.toolchain.discover import discover, write_toolchains
-    from kernel_builder.toolchain.setup import create_env, default_envs, plan
-
     known = default_envs()
 
     specs = [s for s in known if not only or s.name in only]

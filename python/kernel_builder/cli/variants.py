@@ -7,6 +7,9 @@ from pathlib import Path
 import click
 
 from kernel_builder.cli import output
+from kernel_builder.config import load
+from kernel_builder.variants.buildsets import all_systems, current_system, load_build_sets
+from kernel_builder.variants.matrix import matrix
 
 __all__ = ["list_variants"]
 
@@ -39,10 +42,6 @@ def list_variants(directory: Path, system: str | None, bundle: bool, as_json: bo
     With `--json --explain` the output is an object with `variants` and `build_sets`
     (each build set with `reason` and, when it is in, `variant`).
     """
-    from kernel_builder.config import load
-    from kernel_builder.variants.buildsets import all_systems, current_system, load_build_sets
-    from kernel_builder.variants.matrix import matrix
-
     build_sets = load_build_sets()
     known = all_systems(build_sets)
     if system is None:

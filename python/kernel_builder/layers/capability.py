@@ -13,7 +13,7 @@ __all__ = ["current_capability"]
 
 @functools.cache
 def _probe() -> int:
-    import torch
+    import torch  # lazy: torch loads on first use, never with import kernel_builder or the CLI
 
     major, minor = torch.cuda.get_device_capability(device=None)
     return major * 10 + minor

@@ -51,7 +51,7 @@ def replace_kernel_forward_from_hub(
 
 def func_module(func: Callable[..., Any]) -> type[nn.Module]:
     """An ``nn.Module`` class whose forward calls ``func`` (signature: self + func's params)."""
-    from torch import nn
+    from torch import nn  # lazy: torch loads on first use, never with import kernel_builder or the CLI
 
     class Func(nn.Module):
         can_torch_compile = getattr(func, "can_torch_compile", False)

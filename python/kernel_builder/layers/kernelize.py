@@ -70,7 +70,7 @@ def _resolve_device(model: nn.Module, device: Any) -> Device:
             ) from None
         kind = param.device.type
         if kind == "cuda":
-            import torch
+            import torch  # lazy: torch loads on first use, never with import kernel_builder or the CLI
 
             if torch.version.hip is not None:
                 kind = "rocm"
@@ -94,7 +94,7 @@ def _selector_device(device: Any, resolved: Device) -> Any:
     A ``torch.device`` where torch knows that type, else a ``DeviceType`` (``rocm``, which
     torch calls ``cuda``, and types whose torch plug-in is not loaded).
     """
-    import torch
+    import torch  # lazy: torch loads on first use, never with import kernel_builder or the CLI
 
     if resolved.type == "rocm":
         return DeviceType("rocm")

@@ -11,6 +11,7 @@ __all__ = ["hub_kernel", "local_kernel"]
 
 def hub_kernel(repo_id: str, **kwargs: Any) -> ModuleType:
     """``get_kernel`` from the loader (imported on first use: it pulls in the Hub client)."""
+    # lazy: the loader brings huggingface_hub; mapping local kernels never needs it
     from kernel_builder.loader.api import get_kernel
 
     return get_kernel(repo_id, **kwargs)
@@ -18,6 +19,6 @@ def hub_kernel(repo_id: str, **kwargs: Any) -> ModuleType:
 
 def local_kernel(repo_path: Path) -> ModuleType:
     """``get_local_kernel`` from the loader (a repo with ``build/``, a build dir, or a variant dir)."""
-    from kernel_builder.loader.api import get_local_kernel
+    from kernel_builder.loader.api import get_local_kernel  # lazy: as above
 
     return get_local_kernel(Path(repo_path))

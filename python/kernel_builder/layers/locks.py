@@ -4,7 +4,10 @@ the calling project's distribution metadata. Parsing is the loader's (one format
 from __future__ import annotations
 
 import sys
+from importlib.metadata import distribution, packages_distributions
 from pathlib import Path
+
+from kernel_builder.loader.lockfile import find_lock, parse_lockfile, read_lockfile
 
 __all__ = ["locked_revision"]
 
@@ -23,10 +26,6 @@ def _caller_package() -> str | None:
 
 
 def _caller_locks() -> list:
-    from importlib.metadata import distribution, packages_distributions
-
-    from kernel_builder.loader.lockfile import parse_lockfile
-
     package = _caller_package()
     for dist_name in packages_distributions().get(package or "", []):
         text = distribution(dist_name).read_text(_LOCK_NAME)
@@ -37,7 +36,5 @@ def _caller_locks() -> list:
 
 def locked_revision(repo_id: str, lockfile: Path | None) -> str:
     """The locked commit of ``repo_id`` (the loader's ``InvalidRequest`` when not locked)."""
-    from kernel_builder.loader.lockfile import find_lock, read_lockfile
-
     locks = read_lockfile(Path(lockfile)) if lockfile is not None else _caller_locks()
     return find_lock(locks, repo_id).commit

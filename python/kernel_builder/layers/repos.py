@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 import attrs
 
 from kernel_builder.layers import loading
+from kernel_builder.layers.decorators import func_module
 from kernel_builder.layers.errors import LayerError
 from kernel_builder.layers.locks import locked_revision
 
@@ -83,8 +84,6 @@ def layer_of(repo: Any, kernel: ModuleType) -> type[nn.Module]:
 
 def func_of(repo: Any, kernel: ModuleType) -> type[nn.Module]:
     """A module class wrapping ``kernel.<repo.func_name>``."""
-    from kernel_builder.layers.decorators import func_module
-
     func = getattr(kernel, repo.func_name, None)
     if func is None:
         raise LayerError(

@@ -21,14 +21,14 @@ ALLOWED_EXTRA_MEMBERS = frozenset({"can_torch_compile", "has_backward"})
 
 @functools.cache
 def _module_members() -> frozenset[str]:
-    from torch import nn
+    from torch import nn  # lazy: torch loads on first use, never with import kernel_builder or the CLI
 
     return frozenset(name for name, _ in inspect.getmembers(nn.Module))
 
 
 def validate_layer(*, layer: Any, replaces: type, repo: object) -> None:
     """Raise ``LayerValidationError`` naming the repository if ``layer`` cannot replace ``replaces``."""
-    from torch import nn
+    from torch import nn  # lazy: torch loads on first use, never with import kernel_builder or the CLI
 
     if not (inspect.isclass(layer) and issubclass(layer, nn.Module)):
         raise LayerValidationError(

@@ -15,6 +15,8 @@ HTTP request.
 
 from __future__ import annotations
 
+import importlib.metadata
+import inspect
 import logging
 import warnings
 from collections.abc import Callable
@@ -27,13 +29,13 @@ from kernel_builder.hub.download import HubClient, is_offline, validate_repo_id
 from kernel_builder.loader import cache, compat
 from kernel_builder.loader.deps import validate_python_depends
 from kernel_builder.loader.errors import InvalidRequest, KernelNotFound
-from kernel_builder.loader.fetch import Target, check_choice, choose, install, select_revision
+from kernel_builder.loader.fetch import Target, check_choice, choose, install, select_revision, variant_names
 from kernel_builder.loader.importer import LoadedKernel, RepoInfo, import_variant, loaded_kernels
 from kernel_builder.loader.kernel_deps import get_kernel_dep, load_dependencies
 from kernel_builder.loader.local import local_overrides, local_variant_dir
 from kernel_builder.loader.lockfile import LOCKFILE, Lock, find_lock, parse_lockfile, read_lockfile
 from kernel_builder.metadata import Metadata
-from kernel_builder.variants.resolve import VariantAccepted, VariantRejected
+from kernel_builder.variants.resolve import VariantAccepted, VariantRejected, resolve
 from kernel_builder.variants.system import System, detect_system, select_backend
 
 __all__ = [
@@ -296,9 +298,6 @@ def get_kernel_variants(
     system: System | None = None,
 ) -> list[VariantAccepted | VariantRejected]:
     """Every variant of the revision with its decision: accepted first (best first), then rejected."""
-    from kernel_builder.loader.fetch import variant_names
-    from kernel_builder.variants.resolve import resolve
-
     _, chosen = _systems(backend, system)
     offline = is_offline()
     client = None if offline else HubClient()
@@ -386,9 +385,6 @@ def _load_locked(
 
 def _caller_locks() -> list[Lock]:
     """``kernels.lock`` from the distribution of the first caller outside kernel_builder."""
-    import importlib.metadata
-    import inspect
-
     for frame in inspect.stack()[1:]:
         module = frame.frame.f_globals.get("__name__", "")
         if module.split(".")[0] in ("kernel_builder", "importlib", "runpy"):

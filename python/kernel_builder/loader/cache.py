@@ -138,22 +138,22 @@ def download_lock(root: Path, repo_id: str, commit: str, variant: str) -> Iterat
 
 def _lock(handle: object) -> None:
     if os.name == "nt":  # pragma: no cover - Windows
-        import msvcrt
+        import msvcrt  # lazy: platform module (Windows)
 
         msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
     else:
-        import fcntl
+        import fcntl  # lazy: platform module (POSIX)
 
         fcntl.flock(handle.fileno(), fcntl.LOCK_EX)  # type: ignore[attr-defined]
 
 
 def _unlock(handle: object) -> None:
     if os.name == "nt":  # pragma: no cover - Windows
-        import msvcrt
+        import msvcrt  # lazy: platform module (Windows)
 
         msvcrt.locking(handle.fileno(), msvcrt.LK_UNLCK, 1)  # type: ignore[attr-defined]
     else:
-        import fcntl
+        import fcntl  # lazy: platform module (POSIX)
 
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)  # type: ignore[attr-defined]
 

@@ -19,6 +19,7 @@ import re
 
 import attrs
 
+from kernel_builder import __version__
 from kernel_builder.errors import LoadError
 from kernel_builder.metadata import Metadata
 
@@ -84,7 +85,7 @@ def current_device_arch(backend: str) -> DeviceArch | None:
     if backend not in ("cuda", "rocm"):
         return None
     try:
-        import torch
+        import torch  # lazy: torch loads on first use, never with import kernel_builder or the CLI
     except ImportError:
         return None
     if backend == "cuda":
@@ -133,7 +134,6 @@ def check_minver(metadata: Metadata, variant: str) -> None:
     needed = metadata.kernels_minver
     if needed is None or _version(needed) <= _version(KERNELS_VERSION):
         return
-    from kernel_builder import __version__
 
     raise LoaderTooOld(
         f"Kernel '{metadata.name}' variant '{variant}' requires kernels>={needed}, but this loader "

@@ -92,7 +92,7 @@ def _reference_context(deps: Mapping[str, ModuleType]) -> contextlib.AbstractCon
     if not deps or importlib.util.find_spec("kernels") is None:
         return contextlib.nullcontext()
     try:
-        from kernels.deps import use_kernel_deps  # type: ignore[import-not-found]
+        from kernels.deps import use_kernel_deps  # lazy: optional dependency: the kernels package
 
         return use_kernel_deps(dict(deps))  # type: ignore[no-any-return]
     except (ImportError, AttributeError, TypeError):  # pragma: no cover - a kernels without it

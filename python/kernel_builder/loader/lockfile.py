@@ -49,9 +49,9 @@ class Lock:
 
 def _load_toml(text: str) -> dict[str, Any]:
     try:
-        import tomllib
+        import tomllib  # lazy: stdlib from Python 3.11 on
     except ModuleNotFoundError:  # Python 3.10: tomlkit is a dependency anyway
-        import tomlkit
+        import tomlkit  # lazy: the Python 3.10 fallback
 
         data: dict[str, Any] = tomlkit.loads(text).unwrap()
         return data

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import json
 import keyword
 import sys
 from collections.abc import Collection
@@ -28,8 +29,6 @@ __all__ = ["SourceOnlyLoader", "check_module_id", "source_only_finder", "spec_fo
 def _is_kernel_variant(module: ModuleType, module_id: str) -> bool:
     """Whether ``module`` is itself a kernel variant imported under ``module_id``: its package
     directory holds a metadata.json with that id (the same kernel, loaded by another loader)."""
-    import json
-
     origin = getattr(module, "__file__", None)
     if not origin:
         return False

@@ -21,6 +21,7 @@ import warnings
 from pathlib import Path
 
 from kernel_builder.digest import Digest, is_excluded, validate_digest
+from kernel_builder.loader.cache import cache_root
 from kernel_builder.loader.errors import IntegrityError
 from kernel_builder.metadata import Metadata
 
@@ -55,8 +56,6 @@ def _file_stats(variant_dir: Path) -> dict[str, list[int]] | None:
 
 
 def _stamp_path(variant_dir: Path) -> Path:
-    from kernel_builder.loader.cache import cache_root
-
     key = hashlib.sha256(os.path.abspath(variant_dir).encode()).hexdigest()[:32]
     return cache_root() / ".kernel-builder" / "verified" / f"{key}.json"
 

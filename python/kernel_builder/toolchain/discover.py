@@ -22,11 +22,13 @@ from typing import Any
 
 import attrs
 
-from kernel_builder.errors import ConfigError
+from kernel_builder import __version__
+from kernel_builder.errors import BuildError, ConfigError
 from kernel_builder.toolchain.state import state_dir
-from kernel_builder.variant_build.toolchain_probe import PythonProbeError, probe_python
+from kernel_builder.variant_build.toolchain_probe import PythonProbeError, probe_cuda, probe_python
 from kernel_builder.variants.buildsets import build_set_key
 from kernel_builder.variants.host import host_platform
+from kernel_builder.variants.names import Kind, try_parse
 
 __all__ = [
     "Environment",
@@ -87,8 +89,6 @@ def python_for_variant(variant_name: str, record: dict[str, Any] | None) -> str 
 
     Used by ``kernel-builder check`` to import each variant with the torch it was built for.
     """
-    from kernel_builder.variants.names import Kind, try_parse
-
     variant = try_parse(variant_name)
     if record is None or variant is None or variant.kind is not Kind.TORCH or variant.compute is None:
         return None
@@ -172,9 +172,6 @@ def _compiler() -> dict[str, str]:
 
 
 def _cuda() -> dict[str, str] | None:
-    from kernel_builder.variant_build.toolchain_probe import probe_cuda
-    from kernel_builder.errors import BuildError
-
     try:
         found = probe_cuda()
     except BuildError:
@@ -249,7 +246,6 @@ def discover(extra_pythons: Iterable[str] = (), *, state: Path | None = None) ->
             keys.append(build_set_key(env.torch_major_minor, "cuda", cuda["version"]))
         for key in keys:
             build_sets.setdefault(key, env.as_record())
-    from kernel_builder import __version__
 
     return {
         "format": FORMAT,

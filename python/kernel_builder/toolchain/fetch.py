@@ -16,12 +16,16 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import attrs
+from filelock import FileLock
 
 from kernel_builder.errors import ConfigError, NixError
+from kernel_builder.nix import nix_env
+from kernel_builder.toolchain.clients import extract_seed, nar_sha256, pip_platform_args, run_tool
 from kernel_builder.toolchain.lockfile import Artifact, Seed, ToolchainLock
 from kernel_builder.toolchain.state import state_dir
 
@@ -46,8 +50,6 @@ def sha256_file(path: Path) -> str:
 
 
 def _nix_store(*args: str) -> subprocess.CompletedProcess[str]:
-    from kernel_builder.nix import nix_env
-
     exe = shutil.which("nix-store")
     if exe is None:
         raise NixError("nix-store is not installed", hint="install Nix (`apt-get install nix-bin` on Debian)")
@@ -95,8 +97,6 @@ _REACH = "check that this machine reaches its Debian mirror and pip index (run `
 
 def download_debs(artifacts: list[Artifact], into: Path) -> dict[str, Path]:
     """``apt-get download NAME=VERSION`` of each artifact into ``into``: key -> downloaded file."""
-    from kernel_builder.toolchain.locking import run_tool
-
     if not artifacts:
         return {}
     into.mkdir(parents=True, exist_ok=True)
@@ -112,8 +112,6 @@ def download_debs(artifacts: list[Artifact], into: Path) -> dict[str, Path]:
 
 
 def _download_wheels(artifacts: list[Artifact], into: Path, python: str) -> dict[str, Path]:
-    from kernel_builder.toolchain.locking import pip_platform_args, run_tool
-
     if not artifacts:
         return {}
     into.mkdir(parents=True, exist_ok=True)
@@ -148,10 +146,6 @@ def fetch(
     on_progress: Callable[[str, int, int], None] | None = None,
 ) -> FetchReport:
     """Make every artifact of ``build_sets`` (all pinned sets when ``None``) valid in the store."""
-    import time
-
-    from filelock import FileLock
-
     started = time.monotonic()
     artifacts = lock.artifacts_for(build_sets)
     seed = lock.seed
@@ -193,8 +187,6 @@ def fetch(
 
 def _add_seed(seed: Seed, lock: ToolchainLock, work: Path) -> None:
     """The seed directory out of its (now stored, verified) ``.deb``, checked by NAR hash."""
-    from kernel_builder.toolchain.locking import extract_seed, nar_sha256
-
     deb = Path(lock.artifacts[seed.deb].store_path)
     seed_dir = extract_seed(deb, seed.member, seed.name, work / "seed")
     got = nar_sha256(seed_dir)

@@ -22,7 +22,9 @@ import attrs
 
 from kernel_builder._git import git_status, head, untracked
 from kernel_builder._source import BuilderSource, builder_source
-from kernel_builder.errors import NixError
+from kernel_builder.config.loading import read_file
+from kernel_builder.errors import ConfigError, NixError
+from kernel_builder.toolchain.discover import discover, is_stale, load_toolchains, toolchains_path, write_toolchains
 from kernel_builder.toolchain.state import state_dir
 
 __all__ = [
@@ -88,9 +90,6 @@ def kernel_identity(kernel_dir: Path) -> KernelIdentity:
 def needed_files(kernel_dir: Path) -> list[str]:
     """Files and directories of the kernel that its variant derivations read
     (``Build.input_paths`` over every backend); just build.toml when it does not parse."""
-    from kernel_builder.config.loading import read_file  # the readers are heavy; only builds need them
-    from kernel_builder.errors import ConfigError
-
     try:
         return list(read_file(kernel_dir).build.input_paths())
     except ConfigError:
@@ -172,8 +171,6 @@ def prepare_kernel_flake(
     changed on disk or new Pythons are given) and handed to the flake; with the default
     ``"pinned"`` nothing of this machine is recorded: the flake uses the pinned toolchains.
     """
-    from kernel_builder.toolchain.discover import discover, is_stale, load_toolchains, toolchains_path, write_toolchains
-
     record = None
     if toolchain == "host":
         record = load_toolchains(state=state)

@@ -22,6 +22,7 @@ import json
 import re
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import attrs
 
@@ -174,8 +175,6 @@ def load_lock(path: Path | None = None) -> ToolchainLock:
 
 def store_name(file_name: str) -> str:
     """A file name as a store path name (Nix allows only ``[A-Za-z0-9+-._?=]``)."""
-    from urllib.parse import unquote
-
     return _STORE_NAME_BAD.sub("_", unquote(file_name)).lstrip(".")
 
 

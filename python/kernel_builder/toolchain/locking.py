@@ -11,47 +11,18 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from kernel_builder._files import write_atomic
 from kernel_builder.errors import ConfigError
-from kernel_builder.toolchain.lockfile import SCHEMA, load_lock, lock_path, store_name
+from kernel_builder.toolchain.clients import pip_platform_args, run_tool, seed_nar_hash
+from kernel_builder.toolchain.fetch import download_debs
+from kernel_builder.toolchain.lockfile import SCHEMA, Artifact, load_lock, lock_path, store_name
 
-__all__ = ["resolve_debs", "resolve_wheels", "public_wheel_url", "relock", "pip_platform_args", "run_tool", "nar_sha256", "seed_nar_hash"]
-
-# manylinux_2_28 and older: what the pinned sysroot's glibc promise allows a wheel to need.
-_MANYLINUX = [f"manylinux_2_{v}_x86_64" for v in range(28, 4, -1)] + ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64"]
-
-
-def pip_platform_args(python: str = "3.11") -> list[str]:
-    args = ["--only-binary=:all:", "--python-version", python, "--implementation", "cp"]
-    for tag in _MANYLINUX:
-        args += ["--platform", tag]
-    return args
-
-
-def run_tool(argv: list[str], what: str, *, cwd: Path | None = None, hint: str | None = None) -> str:
-    """Run one of the ordinary clients (apt, pip, dpkg-deb, nix-hash); its stdout, or a
-    ``ConfigError`` with the command and the end of its stderr."""
-    try:
-        done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
-    except OSError as exc:
-        raise ConfigError(f"cannot run {argv[0]}: {exc.strerror}", hint=f"{what} needs {argv[0]} on PATH") from None
-    if done.returncode != 0:
-        raise ConfigError(
-            f"{what} failed: `{' '.join(argv[:6])} ...` exited {done.returncode}:\n{done.stderr.strip()[-2500:]}", hint=hint
-        )
-    return done.stdout
-
-
-def nar_sha256(path: Path) -> str:
-    """The sha256 of the NAR serialisation of ``path`` (what a recursive fixed output pins)."""
-    return run_tool(["nix-hash", "--type", "sha256", str(path)], "nix-hash").strip()
-
+__all__ = ["resolve_debs", "resolve_wheels", "public_wheel_url", "relock"]
 
 def resolve_debs(names: list[str], *, pins: dict[str, str] | None = None) -> list[dict[str, str]]:
     """Version, file, sha256 and URL of each Debian package (its candidate, or ``pins[name]``)."""
@@ -108,33 +79,8 @@ def resolve_wheels(requirements: list[str], *, python: str = "3.11") -> list[dic
     return sorted(out, key=lambda a: a["name"].lower())
 
 
-def seed_nar_hash(deb: Path, member: str, name: str) -> str:
-    """Extract ``member`` of ``deb`` into a directory holding it as ``name``; its NAR sha256."""
-    with tempfile.TemporaryDirectory(prefix="kb-seed-") as tmp:
-        seed_dir = extract_seed(deb, member, name, Path(tmp))
-        return nar_sha256(seed_dir)
-
-
-def extract_seed(deb: Path, member: str, name: str, work: Path) -> Path:
-    """``work/<name>/<basename of member>`` taken out of ``deb`` (no dpkg needed: ar + tar)."""
-    unpacked = work / "unpacked"
-    unpacked.mkdir(parents=True, exist_ok=True)
-    run_tool(["dpkg-deb", "-x", str(deb), str(unpacked)], "dpkg-deb -x")
-    seed_dir = work / name
-    seed_dir.mkdir()
-    target = seed_dir / Path(member).name
-    shutil.copyfile(unpacked / member, target)
-    target.chmod(0o555)
-    seed_dir.chmod(0o555)
-    return seed_dir
-
-
 def relock(path: Path | None = None) -> dict[str, Any]:
     """Re-resolve every request of the lock at ``path`` and write the new lock atomically."""
-    from kernel_builder._files import write_atomic
-    from kernel_builder.toolchain.fetch import download_debs
-    from kernel_builder.toolchain.lockfile import Artifact
-
     path = path or lock_path()
     current = load_lock(path)
     requests = current.requests

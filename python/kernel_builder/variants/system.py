@@ -158,7 +158,7 @@ def _probe_torch() -> tuple[str, bool] | None:
     """(torch.__version__, compiled_with_cxx11_abi) or ``None`` when torch is absent."""
     if not _probe_has_torch():
         return None
-    import torch
+    import torch  # lazy: torch loads on first use, never with import kernel_builder or the CLI
 
     return str(torch.__version__), bool(torch.compiled_with_cxx11_abi())
 
@@ -166,7 +166,7 @@ def _probe_torch() -> tuple[str, bool] | None:
 @functools.lru_cache(maxsize=None)
 def _probe_torch_backend() -> BackendInfo:
     """The backend torch was built for; the first match wins, no device needed."""
-    import torch
+    import torch  # lazy: torch loads on first use, never with import kernel_builder or the CLI
 
     if hasattr(torch.backends, "tpu"):
         return BackendInfo(Backend.TPU)
@@ -185,7 +185,7 @@ def _probe_torch_backend() -> BackendInfo:
         return BackendInfo(Backend.XPU, f"{xpu[0:4]}.{xpu[5:6]}")
     name_fn = getattr(torch._C, "_get_privateuse1_backend_name", None)
     if name_fn is not None and name_fn() == "npu":  # pragma: no cover - needs torch_npu
-        from torch_npu.utils.collect_env import get_cann_version  # type: ignore[import-not-found]
+        from torch_npu.utils.collect_env import get_cann_version  # lazy: optional: Ascend's torch_npu
 
         v = get_cann_version()
         return BackendInfo(Backend.CANN, f"{v[0]}.{v[2]}")
@@ -217,7 +217,7 @@ def _probe_tvm_ffi() -> str | None:
     try:
         return importlib.metadata.version("apache-tvm-ffi")
     except importlib.metadata.PackageNotFoundError:
-        import tvm_ffi  # type: ignore[import-not-found]
+        import tvm_ffi  # lazy: optional: tvm-ffi
 
         return str(tvm_ffi.__version__)
 
