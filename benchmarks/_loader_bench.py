@@ -16,7 +16,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from hubserver import HubServer  # noqa: E402
 
 from kernel_builder.digest import compute_digest  # noqa: E402
-from kernel_builder.metadata import BackendInfo, Metadata  # noqa: E402
+from kernel_builder.metadata import MetadataBackend, Metadata  # noqa: E402
 
 INIT = '''import torch
 
@@ -36,7 +36,7 @@ def write_variant(build: Path, variant: str, *, payload: int, backend: str = "cp
     (vdir / "__init__.py").write_text(INIT)
     (vdir / "_ops.py").write_text(f"OPS_ID = {ops_id!r}\n")
     (vdir / f"{ops_id}.abi3.so").write_bytes(os.urandom(payload) if payload else b"")
-    meta = Metadata(name="bench", id=ops_id, version=1, license="Apache-2.0", backend=BackendInfo(backend))
+    meta = Metadata(name="bench", id=ops_id, version=1, license="Apache-2.0", backend=MetadataBackend(backend))
     meta.with_digest(compute_digest(vdir)).write(vdir / "metadata.json")
     return vdir
 

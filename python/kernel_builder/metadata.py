@@ -38,7 +38,7 @@ from kernel_builder.errors import CheckError, ConfigError
 
 __all__ = [
     "Metadata",
-    "BackendInfo",
+    "MetadataBackend",
     "Provenance",
     "BuilderProvenance",
     "GitStatus",
@@ -90,11 +90,12 @@ class Provenance:
 
 
 @attrs.frozen
-class BackendInfo:
+class MetadataBackend:
     """``{"type": backend, "archs": [...]}``; ``archs`` is ``None`` (omitted) when unknown.
 
-    Named after ``kernels_data.BackendInfo``, which it mirrors; a backend *with a version*
-    (a machine's, or a variant name's compute part) is ``variants.names.BackendInfo``.
+    The ``backend`` object of metadata.json (``kernels_data.BackendInfo`` has the same
+    fields); a backend *with a version* (a machine's, or a variant name's compute part) is
+    the one ``variants.names.BackendInfo``.
     """
 
     type: Backend = attrs.field(converter=Backend.parse)
@@ -129,7 +130,7 @@ class Metadata:
     id: str
     version: int
     license: str
-    backend: BackendInfo
+    backend: MetadataBackend
     kernels_minver: str | None = attrs.field(default=None, validator=attrs.validators.optional(_check_minver))
     upstream: str | None = None
     source: str | None = None
@@ -172,7 +173,7 @@ class Metadata:
             source=None if general.source is None else str(general.source),
             python_depends=resolve_python_depends(build, backend),
             kernel_depends=(*general.kernel_depends, *general.backend_kernel_depends(backend)),
-            backend=BackendInfo(backend, archs),
+            backend=MetadataBackend(backend, archs),
             provenance=provenance,
         )
 
@@ -183,7 +184,7 @@ class Metadata:
         return attrs.evolve(self, digest=digest)
 
     def with_archs(self, archs: list[str] | tuple[str, ...] | None) -> Metadata:
-        return attrs.evolve(self, backend=BackendInfo(self.backend.type, archs))
+        return attrs.evolve(self, backend=MetadataBackend(self.backend.type, archs))
 
     # -- JSON --------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
@@ -398,12 +399,12 @@ def _kernel_dep_from_json(value: object, index: int) -> KernelDependency:
     return KernelDependency(repo_id, version, revision)
 
 
-def _backend_from_json(value: dict[str, Any]) -> BackendInfo:
+def _backend_from_json(value: dict[str, Any]) -> MetadataBackend:
     kind = _required(value, "type", str)
     if kind not in {b.value for b in Backend}:
         raise ValueError(f"`backend.type` {kind!r} is not one of {', '.join(b.value for b in Backend)}")
     archs = _optional(value, "archs", list)
-    return BackendInfo(kind, None if archs is None else _str_list(archs, "backend.archs"))
+    return MetadataBackend(kind, None if archs is None else _str_list(archs, "backend.archs"))
 
 
 def _digest_from_json(value: object) -> Digest | None:

@@ -11,7 +11,7 @@ import hashlib
 from pathlib import Path
 
 from kernel_builder.digest import compute_digest
-from kernel_builder.metadata import BackendInfo, Metadata
+from kernel_builder.metadata import Metadata, MetadataBackend
 
 INIT = '''\
 """Test kernel {name} v{version} ({variant})."""
@@ -53,7 +53,7 @@ def write_variant(
         id=ops_id,
         version=version,
         license="Apache-2.0",
-        backend=BackendInfo(backend),
+        backend=MetadataBackend(backend),
         upstream="https://github.com/example/relu",
         python_depends=python_depends,
     )

@@ -8,17 +8,23 @@ from pathlib import Path
 
 import pytest
 from buildtest_helpers import EXAMPLES
-
+from kernel_builder.config import load
+from kernel_builder.errors import BuildError
 from kernel_builder.variant_build import cuda_archs
 from kernel_builder.variant_build.checks import check_layout
-from kernel_builder.variant_build.generate import backend_defines, plan_compile, render, render_noarch_ops_py, render_ops_py, template_text
+from kernel_builder.variant_build.generate import (
+    backend_defines,
+    plan_compile,
+    render,
+    render_noarch_ops_py,
+    render_ops_py,
+    template_text,
+)
 from kernel_builder.variant_build.local import local_variants
 from kernel_builder.variant_build.ops_id import ops_identifier, source_tree_hash, unique_id
 from kernel_builder.variant_build.opslint import lint_source
 from kernel_builder.variant_build.toolchain_probe import Toolchain
 from kernel_builder.variant_build.variant import _check_torch
-from kernel_builder.config import load
-from kernel_builder.errors import BuildError
 from kernel_builder.variants.names import parse
 
 A = cuda_archs.CudaArch.parse
@@ -286,15 +292,15 @@ class TestCheckVariantOnSyntheticTrees:
     """check_variant on small hand-made trees: each broken one names its problem."""
 
     def _tree(self, root: Path, init: str = "from ._ops import ops\n", backend: str = "cpu", digest: bool = True) -> Path:
-        from kernel_builder.variant_build.generate import render_noarch_ops_py
         from kernel_builder.digest import compute_digest
-        from kernel_builder.metadata import BackendInfo, Metadata
+        from kernel_builder.metadata import Metadata, MetadataBackend
+        from kernel_builder.variant_build.generate import render_noarch_ops_py
 
         variant = root / "torch-cpu"
         variant.mkdir(parents=True)
         (variant / "__init__.py").write_text(init)
         (variant / "_ops.py").write_text(render_noarch_ops_py(name="kk", python_name="kk", uid="abc"))
-        metadata = Metadata(name="kk", id="_kk_cpu_abc", version=1, license="MIT", backend=BackendInfo(backend))
+        metadata = Metadata(name="kk", id="_kk_cpu_abc", version=1, license="MIT", backend=MetadataBackend(backend))
         if digest:
             metadata = metadata.with_digest(compute_digest(variant))
         metadata.write(variant / "metadata.json")
@@ -311,8 +317,8 @@ class TestCheckVariantOnSyntheticTrees:
     def test_import_failure_missing_digest_and_backend_mismatch(self, tmp_path):
         import sys
 
-        from kernel_builder.variant_build.checks import check_variant
         from kernel_builder.errors import CheckError
+        from kernel_builder.variant_build.checks import check_variant
 
         bad = self._tree(tmp_path, init="raise ImportError('boom from the kernel')\n", digest=False)
         with pytest.raises(CheckError, match="boom from the kernel") as info:

@@ -12,12 +12,10 @@ import kernels_data  # reference digest (test-only oracle)
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from kernel_builder.digest import Digest, compute_digest, is_excluded, validate_digest
 from kernel_builder.errors import CheckError
-from kernel_builder.layout import discover_variants
-from kernel_builder.layout import hash_tree
-from kernel_builder.metadata import BackendInfo, Metadata
+from kernel_builder.layout import discover_variants, hash_tree
+from kernel_builder.metadata import Metadata, MetadataBackend
 
 ALG = {"sha256": kernels_data.DigestAlgorithm.SHA256, "sha512": kernels_data.DigestAlgorithm.SHA512}
 
@@ -131,7 +129,7 @@ def _variant(root: Path, name: str) -> Path:
     v.mkdir(parents=True)
     (v / "__init__.py").write_text(f"# {name}\n")
     (v / "_ops.py").write_text("ops = None\n")
-    Metadata(name="relu", id="_relu_cpu_1", version=1, license="MIT", backend=BackendInfo("cpu")).write(v / "metadata.json")
+    Metadata(name="relu", id="_relu_cpu_1", version=1, license="MIT", backend=MetadataBackend("cpu")).write(v / "metadata.json")
     return v
 
 

@@ -7,21 +7,20 @@ import subprocess
 from pathlib import Path
 
 import attrs
+import kernels._rust as rust_ref  # newer reference bindings: provenance and kernel-depends
+import kernels_data  # reference metadata reader (test-only oracle)
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import kernels._rust as rust_ref  # newer reference bindings: provenance and kernel-depends
-import kernels_data  # reference metadata reader (test-only oracle)
 from kernel_builder.config import loads
 from kernel_builder.config.model import Backend, KernelDependency, TpuGeneral
 from kernel_builder.digest import Digest
 from kernel_builder.errors import ConfigError
 from kernel_builder.metadata import (
-    BackendInfo,
     BuilderProvenance,
     GitStatus,
     Metadata,
+    MetadataBackend,
     MetadataError,
     Provenance,
     current_provenance,
@@ -130,7 +129,7 @@ class TestForBackend:
     def test_noarch_archs_and_depends(self) -> None:
         build = loads(_toml(NOARCH))
         cuda = Metadata.for_backend(build, "_act_fn_cuda_abc1234", Backend.CUDA)
-        assert cuda.backend == BackendInfo(Backend.CUDA, ("9.0", "10.0"))
+        assert cuda.backend == MetadataBackend(Backend.CUDA, ("9.0", "10.0"))
         assert cuda.python_depends == ("einops", "nvidia-cutlass-dsl")
         assert cuda.kernel_depends == (KernelDependency("org/common", version=2), KernelDependency("org/cuda-dep", revision="abc123"))
         assert (cuda.name, cuda.id, cuda.version, cuda.license) == ("act-fn", "_act_fn_cuda_abc1234", 3, "Apache-2.0")
@@ -202,7 +201,7 @@ class TestFile:
         assert list(json.loads(text)["digest"]["files"]) == ["a/b.py", "z.py"]
 
     def test_minimal_file_key_order(self, tmp_path: Path) -> None:
-        md = Metadata(name="relu", id="_relu_cpu_1", version=1, license="MIT", backend=BackendInfo("cpu"))
+        md = Metadata(name="relu", id="_relu_cpu_1", version=1, license="MIT", backend=MetadataBackend("cpu"))
         md.write(tmp_path / "metadata.json")
         assert json.loads((tmp_path / "metadata.json").read_text()) == {
             "name": "relu",
@@ -244,7 +243,7 @@ class TestFile:
             license=license,
             python_depends=depends,
             kernel_depends=kdeps,
-            backend=BackendInfo(backend, archs),
+            backend=MetadataBackend(backend, archs),
             digest=Digest("sha512", files) if files else None,
             provenance=prov,
         )
