@@ -149,7 +149,12 @@ def _probe_python(python: str, stamp: tuple[int, int] | None) -> PythonFacts:
 
 @attrs.frozen
 class Toolchain:
-    """The facts about one toolchain Python (see ``probe_toolchain``)."""
+    """The facts about one toolchain Python (see ``probe_toolchain``).
+
+    The build's checked view of a probe: the same fields as ``TorchFacts``, but torch is
+    required and its version has no local tag, so the build never handles a missing torch;
+    ``TorchFacts`` keeps what a probe found, unset fields included, for ``toolchain discover``.
+    """
 
     python: str
     python_version: tuple[int, int]
