@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from kernel_builder.errors import CheckError, HubError
-from kernel_builder.hub.client import RETRY_HINT, hub_error, is_connection_error, repo_url
+from kernel_builder.hub.client import repo_url
+from kernel_builder.hub.errors import CONNECTION_HINT, hub_error, is_connection_error
 from kernel_builder.hub.plan import (
     MAX_OPS_PER_COMMIT,
     BranchPlan,
@@ -64,6 +65,7 @@ __all__ = [
 ]
 
 COMMIT_MESSAGE = "Uploaded using `kernel-builder`."
+RETRY_HINT = f"{CONNECTION_HINT}: `kernel-builder upload` compares with the Hub and sends only what is missing"
 Log = Callable[[str], None]
 
 
@@ -112,6 +114,11 @@ class UploadResult:
         }
 
 
+def _failed(exc: Exception, what: str, *, hint: str | None = None) -> HubError:
+    """``hub_error``, saying for a lost connection that a rerun sends only what is missing."""
+    return hub_error(exc, what, hint=hint, connection_hint=RETRY_HINT)
+
+
 # -- 4. remote state ----------------------------------------------------------------------
 def _remote_refs(api: HfApi, repo_id: str, repo_type: str) -> dict[str, str] | None:
     """Branch name -> head commit, or ``None`` when the repo does not exist."""
@@ -122,7 +129,7 @@ def _remote_refs(api: HfApi, repo_id: str, repo_type: str) -> dict[str, str] | N
     except RepositoryNotFoundError:
         return None
     except Exception as exc:
-        raise hub_error(exc, f"reading the branches of {repo_id}") from None
+        raise _failed(exc, f"reading the branches of {repo_id}") from None
     return {b.name: b.target_commit for b in refs.branches}
 
 
@@ -138,7 +145,7 @@ def _remote_files(api: HfApi, repo_id: str, repo_type: str, commit: str, recursi
         entries = api.list_repo_tree(repo_id, repo_type=repo_type, revision=commit, recursive=recursive)
         return {e.path: _remote_id(e) for e in entries if hasattr(e, "blob_id")}
     except Exception as exc:
-        raise hub_error(exc, f"listing the files of {repo_id}@{commit[:12]}") from None
+        raise _failed(exc, f"listing the files of {repo_id}@{commit[:12]}") from None
 
 
 # -- 5. write -----------------------------------------------------------------------------
@@ -193,7 +200,7 @@ def _commit_plan(
                     f"{plan.branch} did not change by {scope} (a commit is all or nothing); "
                     "rerunning `kernel-builder upload` is safe and only sends what is missing"
                 )
-            raise hub_error(exc, f"committing to {repo_id}@{plan.branch}", hint=hint) from None
+            raise _failed(exc, f"committing to {repo_id}@{plan.branch}", hint=hint) from None
         commits.append(info.oid)
         parent = info.oid
         if create_pr and index == 1 and info.pr_url:
@@ -380,7 +387,7 @@ def _create_repo(api: HfApi, repo_id: str, repo_type: str, private: bool, log: L
     except Exception as exc:
         if not isinstance(exc, HfHubHTTPError):
             if is_connection_error(exc):
-                raise hub_error(exc, f"creating the repository {repo_id}") from None
+                raise _failed(exc, f"creating the repository {repo_id}") from None
             raise
         status = exc.response.status_code if exc.response is not None else None
         hint = None
@@ -389,7 +396,7 @@ def _create_repo(api: HfApi, repo_id: str, repo_type: str, private: bool, log: L
                 "publishing kernels may need approval for your organization, or your token lacks write access; "
                 "ask the organization's admins, or use a token with write permission"
             )
-        raise hub_error(exc, f"creating the repository {repo_id}", hint=hint) from None
+        raise _failed(exc, f"creating the repository {repo_id}", hint=hint) from None
     repo_id = url.repo_id or repo_id
     return repo_id, _remote_refs(api, repo_id, repo_type) or {}
 
@@ -398,7 +405,7 @@ def _create_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, start:
     try:
         api.create_branch(repo_id, repo_type=repo_type, branch=branch, revision=start, exist_ok=False)
     except Exception as exc:
-        error = hub_error(exc, f"creating the branch {branch} in {repo_id}", hint="nothing was uploaded; rerun")
+        error = _failed(exc, f"creating the branch {branch} in {repo_id}", hint="nothing was uploaded; rerun")
         if is_connection_error(exc):
             # The answer was lost, not necessarily the request: remove a branch that holds no build.
             try:
