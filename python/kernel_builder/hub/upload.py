@@ -23,12 +23,15 @@ land is removed, so a rerun always completes with the missing commits only.
 
 from __future__ import annotations
 
+import logging
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
+from huggingface_hub.utils import tqdm
 
 from kernel_builder.errors import CheckError, HubError
 from kernel_builder.hub.client import repo_url
@@ -52,9 +55,6 @@ from kernel_builder.hub.tree import (
     render_tree_card,
 )
 
-if TYPE_CHECKING:
-    from huggingface_hub import HfApi
-
 __all__ = [
     "UploadOptions",
     "UploadResult",
@@ -66,11 +66,7 @@ __all__ = [
 
 COMMIT_MESSAGE = "Uploaded using `kernel-builder`."
 RETRY_HINT = f"{CONNECTION_HINT}: `kernel-builder upload` compares with the Hub and sends only what is missing"
-Log = Callable[[str], None]
-
-
-def _stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -122,8 +118,6 @@ def _failed(exc: Exception, what: str, *, hint: str | None = None) -> HubError:
 # -- 4. remote state ----------------------------------------------------------------------
 def _remote_refs(api: HfApi, repo_id: str, repo_type: str) -> dict[str, str] | None:
     """Branch name -> head commit, or ``None`` when the repo does not exist."""
-    from huggingface_hub.errors import RepositoryNotFoundError
-
     try:
         refs = api.list_repo_refs(repo_id, repo_type=repo_type)
     except RepositoryNotFoundError:
@@ -150,8 +144,6 @@ def _remote_files(api: HfApi, repo_id: str, repo_type: str, commit: str, recursi
 
 # -- 5. write -----------------------------------------------------------------------------
 def _operations(adds: tuple[LocalFile, ...], deletes: tuple[str, ...]) -> list[Any]:
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
-
     ops: list[Any] = [CommitOperationDelete(path_in_repo=p, is_folder=False) for p in deletes]
     for f in adds:
         ops.append(CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=f.content if f.content is not None else str(f.source)))
@@ -159,11 +151,9 @@ def _operations(adds: tuple[LocalFile, ...], deletes: tuple[str, ...]) -> list[A
 
 
 def _commit_plan(
-    api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, create_pr: bool, log: Log
+    api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, create_pr: bool
 ) -> tuple[list[str], list[PullRequest]]:
     """Commit one branch's plan; returns the commit ids and any pull requests opened."""
-    from huggingface_hub.errors import HfHubHTTPError
-
     commits: list[str] = []
     prs: list[PullRequest] = []
     batches = plan.batches(MAX_OPS_PER_COMMIT)
@@ -172,7 +162,7 @@ def _commit_plan(
     for index, (adds, deletes) in enumerate(batches, 1):
         message = COMMIT_MESSAGE if len(batches) == 1 else f"{COMMIT_MESSAGE} (batch {index}/{len(batches)})"
         size = sum(f.size for f in adds)
-        log(f"Committing to {plan.branch}: {len(adds)} file(s) ({_human(size)}), {len(deletes)} deletion(s)")
+        log.info("Committing to %s: %d file(s) (%s), %d deletion(s)", plan.branch, len(adds), _human(size), len(deletes))
         try:
             info = api.create_commit(
                 repo_id,
@@ -230,7 +220,7 @@ def _applied(api: HfApi, repo_id: str, repo_type: str, head: str, lost: _Connect
     return added and not any(path in remote for path in lost.deletes)
 
 
-def _settle(api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, lost: _ConnectionLost, log: Log) -> HubError:
+def _settle(api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, lost: _ConnectionLost) -> HubError:
     """After a lost commit answer, find out what the branch holds and say so.
 
     A commit is atomic on the Hub, so the branch has either the new commit or its old head.
@@ -250,7 +240,7 @@ def _settle(api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, lost: _C
     if head == lost.parent or head is None:
         state = f"{plan.branch} is unchanged"
         if plan.create and head is not None and not lost.done:
-            removed = _rollback_branch(api, repo_id, repo_type, plan.branch, log)
+            removed = _rollback_branch(api, repo_id, repo_type, plan.branch)
             state = f"the new branch {plan.branch} was removed again" if removed else f"the new branch {plan.branch} is still there, empty"
         return HubError(f"{what} failed: connection lost before the commit was applied; {state} ({cause})", hint=RETRY_HINT)
     if applied:
@@ -275,8 +265,6 @@ def _human(size: int) -> str:
 
 def _hash_files(tree: LocalTree) -> dict[str, list[LocalFile]]:
     """Read and hash each variant's files, with a progress bar on stderr."""
-    from huggingface_hub.utils import tqdm
-
     out: dict[str, list[LocalFile]] = {}
     with tqdm(total=len(tree.variants), desc="Hashing variants", unit="variant", file=sys.stderr,
               disable=len(tree.variants) < 2 or None) as bar:
@@ -286,10 +274,10 @@ def _hash_files(tree: LocalTree) -> dict[str, list[LocalFile]]:
     return out
 
 
-def _check(tree: LocalTree, force: bool, log: Log) -> None:
+def _check(tree: LocalTree, force: bool) -> None:
     """Refuse a tree that fails its checks (unless forced); warn about dirty builds."""
     if force:
-        log("Skipping the tree checks (--force).")
+        log.info("Skipping the tree checks (--force).")
     elif problems := check_tree(tree):
         listing = "\n  ".join(problems)
         raise CheckError(
@@ -297,7 +285,7 @@ def _check(tree: LocalTree, force: bool, log: Log) -> None:
             hint="rebuild, or rerun `kernel-builder hash` if you changed files on purpose; --force uploads anyway",
         )
     if dirty := dirty_variants(tree):
-        log(f"warning: built from a dirty git tree (uncommitted changes): {', '.join(dirty)}")
+        log.warning("warning: built from a dirty git tree (uncommitted changes): %s", ", ".join(dirty))
 
 
 def _plan(
@@ -325,10 +313,10 @@ def _plan(
     return version_plan, plan_main_branch(card, remote_main, main_head)
 
 
-def upload(options: UploadOptions, api: HfApi, log: Log = _stderr) -> UploadResult:
+def upload(options: UploadOptions, api: HfApi) -> UploadResult:
     """Upload ``options.directory`` (see the module docstring for the steps)."""
     tree = read_tree(options.directory)
-    _check(tree, options.force, log)
+    _check(tree, options.force)
     repo_id, branch, version = choose_target(tree, options.repo_id, options.branch)
     repo_type = options.repo_type
     card_text = render_tree_card(tree, repo_id, version)
@@ -343,7 +331,7 @@ def upload(options: UploadOptions, api: HfApi, log: Log = _stderr) -> UploadResu
             hint="ask a maintainer of the organization to create the repository",
         )
     if missing_repo and not options.dry_run:
-        repo_id, refs = _create_repo(api, repo_id, repo_type, options.private, log)
+        repo_id, refs = _create_repo(api, repo_id, repo_type, options.private)
     refs = refs or {}
     if branch not in refs and options.create_pr:
         raise HubError(
@@ -359,18 +347,18 @@ def upload(options: UploadOptions, api: HfApi, log: Log = _stderr) -> UploadResu
     commits: list[str] = []
     prs: list[PullRequest] = []
     if version_plan.create and not version_plan.empty:
-        _create_branch(api, repo_id, repo_type, branch, refs.get("main"), log)
+        _create_branch(api, repo_id, repo_type, branch, refs.get("main"))
     for plan in plans:
         if plan.empty:
-            log(f"{plan.branch}: nothing changed ({plan.unchanged} file(s) already up to date)")
+            log.info("%s: nothing changed (%d file(s) already up to date)", plan.branch, plan.unchanged)
             continue
         try:
-            done, opened = _commit_plan(api, repo_id, repo_type, plan, options.create_pr, log)
+            done, opened = _commit_plan(api, repo_id, repo_type, plan, options.create_pr)
         except _ConnectionLost as lost:
-            raise _settle(api, repo_id, repo_type, plan, lost, log) from None
+            raise _settle(api, repo_id, repo_type, plan, lost) from None
         except HubError:
             if plan.create:
-                _rollback_branch(api, repo_id, repo_type, branch, log)
+                _rollback_branch(api, repo_id, repo_type, branch)
             raise
         commits.extend(done)
         prs.extend(opened)
@@ -378,10 +366,8 @@ def upload(options: UploadOptions, api: HfApi, log: Log = _stderr) -> UploadResu
     return UploadResult(status, repo_id, branch, url, plans, tuple(commits), tuple(prs), missing_repo)
 
 
-def _create_repo(api: HfApi, repo_id: str, repo_type: str, private: bool, log: Log) -> tuple[str, dict[str, str]]:
-    from huggingface_hub.errors import HfHubHTTPError
-
-    log(f"Creating {repo_type} repository {repo_id}")
+def _create_repo(api: HfApi, repo_id: str, repo_type: str, private: bool) -> tuple[str, dict[str, str]]:
+    log.info("Creating %s repository %s", repo_type, repo_id)
     try:
         url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
     except Exception as exc:
@@ -401,7 +387,7 @@ def _create_repo(api: HfApi, repo_id: str, repo_type: str, private: bool, log: L
     return repo_id, _remote_refs(api, repo_id, repo_type) or {}
 
 
-def _create_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, start: str | None, log: Log) -> None:
+def _create_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, start: str | None) -> None:
     try:
         api.create_branch(repo_id, repo_type=repo_type, branch=branch, revision=start, exist_ok=False)
     except Exception as exc:
@@ -413,18 +399,18 @@ def _create_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, start:
             except HubError:
                 created = False
             if created:
-                _rollback_branch(api, repo_id, repo_type, branch, log)
+                _rollback_branch(api, repo_id, repo_type, branch)
         raise error from None
 
 
-def _rollback_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, log: Log) -> bool:
+def _rollback_branch(api: HfApi, repo_id: str, repo_type: str, branch: str) -> bool:
     """Remove a branch this run created when its first commit failed, so no empty version appears."""
     try:
         api.delete_branch(repo_id, repo_type=repo_type, branch=branch)
-        log(f"Removed the new branch {branch} again: its commit failed.")
+        log.info("Removed the new branch %s again: its commit failed.", branch)
         return True
     except Exception:  # noqa: BLE001 - best effort; the commit error is what matters
-        log(f"warning: could not remove the new, empty branch {branch}; delete it or rerun the upload")
+        log.warning("warning: could not remove the new, empty branch %s; delete it or rerun the upload", branch)
         return False
 
 
