@@ -249,7 +249,8 @@ def test_layout_failure_refuses_unless_forced(hub_server, tmp_path):
     rehash(root / "build/torch-cuda")  # digests match: only the layout is wrong
     refused = run_cli(str(root))
     assert refused.returncode == 8
-    assert "torch-cuda: no __init__.py at the variant root" in refused.stderr and "--force" in refused.stderr
+    assert "torch-cuda: layout: __init__.py is missing at the top of the variant" in refused.stderr
+    assert "--force" in refused.stderr
     assert hub_server.requests == []
     forced = run_cli(str(root), "--force")
     assert forced.returncode == 0, forced.stderr

@@ -3,8 +3,10 @@
 Steps (each a small function below, glued together by ``upload``):
 
 1. read the tree: variants and their metadata (``layout.discover_variants``), build.toml
-   when the directory is a kernel source;
-2. check it (layout, metadata, digests) unless forced, and warn about dirty builds;
+   when the directory is a kernel source, and every file once (``digest.scan_variant``:
+   the digest hash and the Hub's ids, which steps 2, 4 and 5 share);
+2. check it (``variant_build.checks.check_tree``: layout, metadata, digests, ABI, ops
+   lint) unless forced, and warn about dirty builds;
 3. work out the repo id and the branch (``--branch``, ``[general.hub] branch``, else
    ``v<version>`` agreed by all variants);
 4. read the remote state (refs, one recursive tree listing per branch) and plan each
@@ -33,6 +35,7 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 from huggingface_hub.utils import tqdm
 
+from kernel_builder.digest import VariantScan, scan_variant
 from kernel_builder.errors import CheckError, HubError
 from kernel_builder.hub.client import repo_url
 from kernel_builder.hub.errors import CONNECTION_HINT, hub_error, is_connection_error
@@ -48,12 +51,12 @@ from kernel_builder.hub.plan import (
 from kernel_builder.hub.tree import (
     LocalTree,
     benchmark_files,
-    check_tree,
     choose_target,
     dirty_variants,
     read_tree,
     render_tree_card,
 )
+from kernel_builder.variant_build.checks import check_tree
 
 __all__ = [
     "UploadOptions",
@@ -146,7 +149,9 @@ def _remote_files(api: HfApi, repo_id: str, repo_type: str, commit: str, recursi
 def _operations(adds: tuple[LocalFile, ...], deletes: tuple[str, ...]) -> list[Any]:
     ops: list[Any] = [CommitOperationDelete(path_in_repo=p, is_folder=False) for p in deletes]
     for f in adds:
-        ops.append(CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=f.content if f.content is not None else str(f.source)))
+        op = CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=f.content if f.content is not None else str(f.source))
+        op.upload_info.sha256 = bytes.fromhex(f.sha256)  # known from the scan: huggingface_hub need not read it again
+        ops.append(op)
     return ops
 
 
@@ -263,27 +268,30 @@ def _human(size: int) -> str:
     return f"{size} B"
 
 
-def _hash_files(tree: LocalTree) -> dict[str, list[LocalFile]]:
-    """Read and hash each variant's files, with a progress bar on stderr."""
-    out: dict[str, list[LocalFile]] = {}
+def _scan(tree: LocalTree) -> dict[str, VariantScan]:
+    """Read each variant's files once (digest hash and Hub ids), with a progress bar on stderr."""
+    out: dict[str, VariantScan] = {}
     with tqdm(total=len(tree.variants), desc="Hashing variants", unit="variant", file=sys.stderr,
               disable=len(tree.variants) < 2 or None) as bar:
         for name, path in tree.variants.items():
-            out[name] = variant_files(path, f"build/{name}")
+            digest = tree.metadata[name].digest
+            out[name] = scan_variant(path, digest.algorithm if digest is not None else "sha256")
             bar.update(1)
     return out
 
 
-def _check(tree: LocalTree, force: bool) -> None:
+def _check(tree: LocalTree, scans: dict[str, VariantScan], force: bool) -> None:
     """Refuse a tree that fails its checks (unless forced); warn about dirty builds."""
     if force:
         log.info("Skipping the tree checks (--force).")
-    elif problems := check_tree(tree):
-        listing = "\n  ".join(problems)
-        raise CheckError(
-            f"refusing to upload {tree.build_dir}: the tree fails its checks:\n  {listing}",
-            hint="rebuild, or rerun `kernel-builder hash` if you changed files on purpose; --force uploads anyway",
-        )
+    else:
+        reports = check_tree(tree.build_dir, scans=scans)
+        if problems := [f"{r.variant}: {e}" for r in reports for e in r.errors]:
+            listing = "\n  ".join(problems)
+            raise CheckError(
+                f"refusing to upload {tree.build_dir}: the tree fails its checks:\n  {listing}",
+                hint="rebuild, or rerun `kernel-builder hash` if you changed files on purpose; --force uploads anyway",
+            )
     if dirty := dirty_variants(tree):
         log.warning("warning: built from a dirty git tree (uncommitted changes): %s", ", ".join(dirty))
 
@@ -316,12 +324,13 @@ def _plan(
 def upload(options: UploadOptions, api: HfApi) -> UploadResult:
     """Upload ``options.directory`` (see the module docstring for the steps)."""
     tree = read_tree(options.directory)
-    _check(tree, options.force)
+    scans = _scan(tree)
+    _check(tree, scans, options.force)
     repo_id, branch, version = choose_target(tree, options.repo_id, options.branch)
     repo_type = options.repo_type
     card_text = render_tree_card(tree, repo_id, version)
     card = local_file("README.md", content=card_text.encode("utf-8")) if card_text is not None else None
-    variants = _hash_files(tree)
+    variants = {name: variant_files(scan, f"build/{name}") for name, scan in scans.items()}
 
     refs = _remote_refs(api, repo_id, repo_type)
     missing_repo = refs is None
