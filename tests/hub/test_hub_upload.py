@@ -289,6 +289,7 @@ def test_dirty_variants_warn(hub_server, tmp_path):
     done = run_cli(str(root))
     assert done.returncode == 0
     assert "dirty" in done.stderr and "torch-cuda" in done.stderr and "torch-cpu" not in done.stderr.split("dirty")[1]
+    assert "warning: built from a dirty git tree (uncommitted changes): torch-cuda" in done.stderr.splitlines()
 
 
 def test_bare_build_tree_and_model_repo(hub_server, tmp_path):
@@ -366,6 +367,6 @@ def test_progress_and_warnings_go_to_the_module_logger(hub_server, tmp_path, cap
     with caplog.at_level("INFO", logger="kernel_builder.hub.upload"):
         _upload(hub_server, root)
     records = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "kernel_builder.hub.upload"]
-    assert ("WARNING", "warning: built from a dirty git tree (uncommitted changes): torch-cuda") in records
+    assert ("WARNING", "built from a dirty git tree (uncommitted changes): torch-cuda") in records
     assert ("INFO", f"Creating kernel repository {REPO}") in records
     assert any(level == "INFO" and message.startswith("Committing to v1: ") for level, message in records), records

@@ -101,15 +101,24 @@ def upload(
 
 
 def _show_progress() -> None:
-    """Print kernel-builder's progress and warnings (INFO and up) on stderr, one plain line each.
+    """Print kernel-builder's progress (INFO) and warnings on stderr, one plain line each.
 
-    Only when nothing else has set up the ``kernel_builder`` logger (an embedding program keeps
-    its own handlers). Kept apart so it can move to a shared CLI output module.
+    Only when nothing else has set up the ``kernel_builder`` logger (an embedding program, or
+    a shared CLI output module, keeps its own handlers). Warnings read ``warning: ...`` as
+    they did when upload printed them itself. Kept apart so it can move to that module.
     """
     logger = logging.getLogger("kernel_builder")
     if logger.handlers:
         return
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(logging.Formatter("%(message)s"))
+    handler.setFormatter(_PlainLines("%(message)s"))
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
+
+
+class _PlainLines(logging.Formatter):
+    """The message alone; ``warning: `` in front of a warning or worse."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        return f"warning: {text}" if record.levelno >= logging.WARNING else text

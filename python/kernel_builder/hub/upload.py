@@ -293,7 +293,7 @@ def _check(tree: LocalTree, scans: dict[str, VariantScan], force: bool) -> None:
                 hint="rebuild, or rerun `kernel-builder hash` if you changed files on purpose; --force uploads anyway",
             )
     if dirty := dirty_variants(tree):
-        log.warning("warning: built from a dirty git tree (uncommitted changes): %s", ", ".join(dirty))
+        log.warning("built from a dirty git tree (uncommitted changes): %s", ", ".join(dirty))
 
 
 def _plan(
@@ -419,7 +419,7 @@ def _rollback_branch(api: HfApi, repo_id: str, repo_type: str, branch: str) -> b
         log.info("Removed the new branch %s again: its commit failed.", branch)
         return True
     except Exception:  # noqa: BLE001 - best effort; the commit error is what matters
-        log.warning("warning: could not remove the new, empty branch %s; delete it or rerun the upload", branch)
+        log.warning("could not remove the new, empty branch %s; delete it or rerun the upload", branch)
         return False
 
 
