@@ -61,3 +61,35 @@ def test_an_upload_hashes_each_file_once_and_huggingface_hub_never(hub_server, t
     assert {p: hashed[p] for p in files} == {p: 1 for p in files}
     assert set(hashed) == set(files)  # nothing else was hashed, nothing twice
     assert hub_server.count("lfs_upload") == 1 and rehashed == []
+
+
+class TestScanVariant:
+    def _variant(self, tmp_path: Path) -> Path:
+        root = tmp_path / "torch-cpu"
+        (root / "sub" / "__pycache__").mkdir(parents=True)
+        (root / "__init__.py").write_bytes(b"hello\n")
+        (root / "sub" / "empty.py").write_bytes(b"")
+        (root / "sub" / "__pycache__" / "empty.cpython-311.pyc").write_bytes(b"\0")
+        (root / "metadata.json").write_text("{}")
+        outside = tmp_path / "elsewhere"
+        outside.mkdir()
+        (outside / "payload.py").write_text("EVIL = 1\n")
+        (root / "linked").symlink_to(outside)
+        return root
+
+    def test_the_scan_digest_is_compute_digest(self, tmp_path: Path) -> None:
+        root = self._variant(tmp_path)
+        for algorithm in digest.ALGORITHMS:
+            assert digest.scan_variant(root, algorithm).digest() == digest.compute_digest(root, algorithm)
+
+    def test_it_lists_what_an_upload_sends_with_git_blob_ids(self, tmp_path: Path) -> None:
+        scan = digest.scan_variant(self._variant(tmp_path))
+        assert [f.relpath for f in scan.files] == ["__init__.py", "linked/payload.py", "metadata.json", "sub/empty.py"]
+        ids = {f.relpath: f.blob_id for f in scan.files}
+        # `git hash-object` of "hello\n" and of the empty file.
+        assert ids["__init__.py"] == "ce013625030ba8dba906f756967f9e9ca394464a"
+        assert ids["sub/empty.py"] == "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+
+    def test_files_under_a_symlinked_directory_are_uncovered(self, tmp_path: Path) -> None:
+        root = self._variant(tmp_path)
+        assert digest.scan_variant(root).uncovered() == ["linked/payload.py"] == digest.uncovered_files(root)
