@@ -110,18 +110,21 @@ def _hash_file(path: Path, algorithm: str) -> str:
     return base64.b64encode(hasher.digest()).decode("ascii")
 
 
-def _walk(root: Path, rel: str = "", *, follow: bool = False, linked: bool = False) -> Iterator[tuple[str, Path, bool]]:
+def _walk(
+    root: Path, rel: str = "", *, follow: bool = False, linked: bool = False, above: frozenset[str] = frozenset()
+) -> Iterator[tuple[str, Path, bool]]:
     """Yield ``(relpath, path, linked)`` of the regular files (or links to them) under ``root``.
 
     ``follow`` descends into symlinked directories, marking what is found there ``linked``
-    (the digest leaves it out; an upload sends it).
+    (the digest leaves it out; an upload sends it); a link back to a directory above is refused.
     """
+    above = above | {os.path.realpath(root)}
     with os.scandir(root) as entries:
         for entry in sorted(entries, key=lambda e: e.name):
             relpath = f"{rel}{entry.name}"
             if entry.is_dir(follow_symlinks=False):
                 if entry.name != "__pycache__":
-                    yield from _walk(Path(entry.path), relpath + "/", follow=follow, linked=linked)
+                    yield from _walk(Path(entry.path), relpath + "/", follow=follow, linked=linked, above=above)
                 continue
             if entry.is_symlink():
                 if not os.path.exists(entry.path):
@@ -131,7 +134,12 @@ def _walk(root: Path, rel: str = "", *, follow: bool = False, linked: bool = Fal
                     )
                 if os.path.isdir(entry.path):
                     if follow and entry.name != "__pycache__":
-                        yield from _walk(Path(entry.path), relpath + "/", follow=True, linked=True)
+                        if os.path.realpath(entry.path) in above:
+                            raise CheckError(
+                                f"{root / entry.name} links to a directory above it (a symlink loop)",
+                                hint="remove the link; a variant holds its files, not links to directories",
+                            )
+                        yield from _walk(Path(entry.path), relpath + "/", follow=True, linked=True, above=above)
                     continue
             if entry.is_file():
                 yield relpath, Path(entry.path), linked

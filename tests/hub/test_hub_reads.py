@@ -7,6 +7,8 @@ import collections
 import os
 from pathlib import Path
 
+import pytest
+
 from hub_trees import make_kernel, write_variant
 
 from kernel_builder import digest
@@ -93,3 +95,34 @@ class TestScanVariant:
     def test_files_under_a_symlinked_directory_are_uncovered(self, tmp_path: Path) -> None:
         root = self._variant(tmp_path)
         assert digest.scan_variant(root).uncovered() == ["linked/payload.py"] == digest.uncovered_files(root)
+
+    def test_a_link_to_a_directory_above_is_refused_not_followed_forever(self, tmp_path: Path) -> None:
+        from kernel_builder.errors import CheckError
+
+        root = self._variant(tmp_path)
+        (root / "sub" / "loop").symlink_to(root)
+        with pytest.raises(CheckError, match="links to a directory above it"):
+            digest.scan_variant(root)
+        with pytest.raises(CheckError, match="links to a directory above it"):
+            digest.uncovered_files(root)
+        assert "sub/loop" not in " ".join(digest.compute_digest(root).files)  # the digest never follows links
+
+
+def test_check_variant_reports_uncovered_files_and_loops(tmp_path: Path) -> None:
+    from kernel_builder.variant_build.checks import check_variant
+
+    variant = write_variant(tmp_path / "build", "cpu")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    (outside / "payload.py").write_text("EVIL = 1\n")
+    (variant / "extra").symlink_to(outside)
+    report = check_variant(variant, raise_errors=False)
+    assert [e for e in report.errors if e.startswith("digest: ")] == [
+        "digest: extra/payload.py would be uploaded but the digest does not cover it (a symlinked directory?)"
+    ]
+    (variant / "extra").unlink()
+    (variant / "loop").symlink_to(variant)
+    report = check_variant(variant, raise_errors=False)
+    assert [e for e in report.errors if e.startswith("digest: ")] == [
+        f"digest: {variant / 'loop'} links to a directory above it (a symlink loop)"
+    ]

@@ -256,6 +256,15 @@ def _importable(variant_name: str, python: str) -> str | None:
     return None
 
 
+def _uncovered(root: Path, scan: VariantScan | None) -> list[str]:
+    """Files an upload would send that the digest does not cover (under a symlinked directory)."""
+    try:
+        uncovered = scan.uncovered() if scan is not None else uncovered_files(root)
+    except CheckError as exc:  # a symlink loop
+        return [exc.message]
+    return [f"{rel} would be uploaded but the digest does not cover it (a symlinked directory?)" for rel in uncovered]
+
+
 def check_variant(
     variant_dir: str | os.PathLike[str],
     *,
@@ -302,10 +311,7 @@ def check_variant(
         else:
             actual = scan.digest() if scan is not None else None
             errors.extend(f"digest: {v}" for v in validate_digest(root, metadata.digest, actual=actual))
-            errors.extend(
-                f"digest: {rel} would be uploaded but the digest does not cover it (a symlinked directory?)"
-                for rel in (scan.uncovered() if scan is not None else uncovered_files(root))
-            )
+            errors.extend(f"digest: {problem}" for problem in _uncovered(root, scan))
     errors.extend(check_layout(root, metadata, python_name, pyext))
     errors.extend(f"ops lint: {v}" for v in lint_tree(root))
     libraries = sorted(p for p in root.iterdir() if p.is_file() and p.name.endswith(".so"))
