@@ -65,7 +65,7 @@ def _uncovered_symlinked_dir(root: Path) -> str:
     (outside / "payload.py").write_text("EVIL = 1\n")
     (root / "build" / "torch-cpu" / "extra").symlink_to(outside)
     rehash(root / "build" / "torch-cpu")  # the digest skips the linked directory
-    return "torch-cpu: extra/payload.py would be uploaded but the digest does not cover it"
+    return "torch-cpu: digest: extra/payload.py would be uploaded but the digest does not cover it"
 
 
 def _stale_staging(root: Path) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from kernel_builder.digest import scan_variant
 from kernel_builder.hub.plan import (
     BranchPlan,
     git_blob_oid,
@@ -76,7 +77,7 @@ def test_variant_files_skip_bytecode_and_match_git(tmp_path):
     (tmp_path / "sub" / "b.py").write_bytes(b"")
     (tmp_path / "sub" / "__pycache__" / "b.cpython-311.pyc").write_bytes(b"\0")
     (tmp_path / "c.pyc").write_bytes(b"\0")
-    files = variant_files(tmp_path, "build/torch-cpu")
+    files = variant_files(scan_variant(tmp_path), "build/torch-cpu")
     assert [f.path_in_repo for f in files] == ["build/torch-cpu/a.py", "build/torch-cpu/sub/b.py"]
     # `git hash-object` of "hello\n" and of the empty file.
     assert files[0].oid == "ce013625030ba8dba906f756967f9e9ca394464a"

@@ -37,7 +37,7 @@ def _api(hub_server):
 def _upload(hub_server, directory: Path, **kwargs):
     from kernel_builder.hub.upload import UploadOptions, upload
 
-    return upload(UploadOptions(directory, **kwargs), _api(hub_server), log=lambda _m: None)
+    return upload(UploadOptions(directory, **kwargs), _api(hub_server))
 
 
 LOAD = textwrap.dedent(
@@ -59,6 +59,8 @@ def test_upload_then_load_with_kernels(hub_server, tmp_path):
     assert done.returncode == 0, done.stderr
     assert SECRET not in done.stdout + done.stderr
     assert all(r.authorization for r in hub_server.write_requests())  # the token was sent, never shown
+    progress = done.stderr.splitlines()
+    assert f"Creating kernel repository {REPO}" in progress and any(l.startswith("Committing to v1: ") for l in progress)
 
     result = json.loads(out.read_text())
     assert result == {
@@ -247,7 +249,8 @@ def test_layout_failure_refuses_unless_forced(hub_server, tmp_path):
     rehash(root / "build/torch-cuda")  # digests match: only the layout is wrong
     refused = run_cli(str(root))
     assert refused.returncode == 8
-    assert "torch-cuda: no __init__.py at the variant root" in refused.stderr and "--force" in refused.stderr
+    assert "torch-cuda: layout: __init__.py is missing at the top of the variant" in refused.stderr
+    assert "--force" in refused.stderr
     assert hub_server.requests == []
     forced = run_cli(str(root), "--force")
     assert forced.returncode == 0, forced.stderr
@@ -286,6 +289,7 @@ def test_dirty_variants_warn(hub_server, tmp_path):
     done = run_cli(str(root))
     assert done.returncode == 0
     assert "dirty" in done.stderr and "torch-cuda" in done.stderr and "torch-cpu" not in done.stderr.split("dirty")[1]
+    assert "warning: built from a dirty git tree (uncommitted changes): torch-cuda" in done.stderr.splitlines()
 
 
 def test_bare_build_tree_and_model_repo(hub_server, tmp_path):
@@ -355,3 +359,14 @@ def test_lfs_files_upload_compare_and_load(hub_server, tmp_path, monkeypatch):
 
     load = subprocess.run([sys.executable, "-c", LOAD, REPO, "1"], capture_output=True, text=True, timeout=180)
     assert load.returncode == 0, load.stderr
+
+
+def test_progress_and_warnings_go_to_the_module_logger(hub_server, tmp_path, caplog):
+    root = make_kernel(tmp_path / "relu")
+    write_variant(root / "build", "cuda", dirty=True)
+    with caplog.at_level("INFO", logger="kernel_builder.hub.upload"):
+        _upload(hub_server, root)
+    records = [(r.levelname, r.getMessage()) for r in caplog.records if r.name == "kernel_builder.hub.upload"]
+    assert ("WARNING", "built from a dirty git tree (uncommitted changes): torch-cuda") in records
+    assert ("INFO", f"Creating kernel repository {REPO}") in records
+    assert any(level == "INFO" and message.startswith("Committing to v1: ") for level, message in records), records

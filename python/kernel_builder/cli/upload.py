@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import sys
 from pathlib import Path
 
 import click
@@ -62,9 +64,9 @@ def upload(
       kernel-builder upload examples/relu --dry-run
       kernel-builder upload . --repo-id my-org/relu --output-json upload.json
     """
-    from kernel_builder.hub.client import make_api
-    from kernel_builder.hub.upload import UploadOptions, format_plans
-    from kernel_builder.hub.upload import upload as run_upload
+    from kernel_builder.hub.client import make_api  # lazy: the CLI imports every command at start-up
+    from kernel_builder.hub.upload import UploadOptions, format_plans  # lazy: imports huggingface_hub
+    from kernel_builder.hub.upload import upload as run_upload  # lazy: as above
 
     options = UploadOptions(
         directory=directory,
@@ -76,8 +78,8 @@ def upload(
         dry_run=dry_run,
         force=force,
     )
-    log = lambda message: click.echo(message, err=True)  # noqa: E731
-    result = run_upload(options, make_api(), log=log)
+    _show_progress()
+    result = run_upload(options, make_api())
 
     if result.status == "dry_run":
         click.echo(format_plans(result))
@@ -96,3 +98,27 @@ def upload(
             click.echo(text, nl=False)
         else:
             output_json.write_text(text, encoding="utf-8")
+
+
+def _show_progress() -> None:
+    """Print kernel-builder's progress (INFO) and warnings on stderr, one plain line each.
+
+    Only when nothing else has set up the ``kernel_builder`` logger (an embedding program, or
+    a shared CLI output module, keeps its own handlers). Warnings read ``warning: ...`` as
+    they did when upload printed them itself. Kept apart so it can move to that module.
+    """
+    logger = logging.getLogger("kernel_builder")
+    if logger.handlers:
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_PlainLines("%(message)s"))
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
+class _PlainLines(logging.Formatter):
+    """The message alone; ``warning: `` in front of a warning or worse."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        text = super().format(record)
+        return f"warning: {text}" if record.levelno >= logging.WARNING else text

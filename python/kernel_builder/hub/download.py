@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import attrs
 from kernel_builder.ids import REPO_ID_RULE, RepoId
 from kernel_builder.errors import HubError
 from kernel_builder.hub.client import make_api
+from kernel_builder.hub.errors import describe, hub_error
 
 __all__ = [
     "HubClient",
@@ -42,8 +44,6 @@ def is_offline() -> bool:
     value = os.environ.get("HF_HUB_OFFLINE", "")
     if value.strip().lower() in ("1", "true", "yes", "on"):
         return True
-    import sys
-
     constants = sys.modules.get("huggingface_hub.constants")
     return bool(getattr(constants, "HF_HUB_OFFLINE", False)) if constants is not None else False
 
@@ -81,17 +81,10 @@ def validate_commit(commit: Any, *, repo_id: str, revision: str) -> str:
     return commit
 
 
-def _wrap(exc: Exception, what: str, repo_id: str, revision: str | None) -> HubError:
-    from huggingface_hub import errors
-
+def _failed(exc: Exception, action: str, repo_id: str, revision: str | None = None) -> HubError:
+    """``hub_error`` with the repo and revision named the same way for every read."""
     rev = f" (revision {revision})" if revision else ""
-    if isinstance(exc, errors.RepositoryNotFoundError):
-        return HubError(f"{what}: repository {repo_id} not found on the Hub", hint="check the repo id and your token")
-    if isinstance(exc, errors.RevisionNotFoundError):
-        return HubError(f"{what}: revision {revision!r} not found in {repo_id}", hint="list versions with `kernel-builder versions REPO`")
-    if isinstance(exc, errors.EntryNotFoundError):
-        return HubError(f"{what}: file not found in {repo_id}{rev}: {exc}")
-    return HubError(f"{what} for {repo_id}{rev} failed: {exc}", hint="check your network and HF_ENDPOINT")
+    return hub_error(exc, f"{action} for {repo_id}{rev}", repo_id=repo_id, revision=revision)
 
 
 @attrs.define
@@ -114,7 +107,7 @@ class HubClient:
         try:
             refs = self.api.list_repo_refs(repo_id, repo_type=REPO_TYPE)
         except Exception as exc:  # noqa: BLE001 - mapped to HubError
-            raise _wrap(exc, "listing versions", repo_id, None) from exc
+            raise _failed(exc, "listing versions", repo_id) from exc
         out: dict[int, str] = {}
         for branch in refs.branches:
             m = re.fullmatch(r"v(\d+)", branch.name)
@@ -127,21 +120,20 @@ class HubClient:
         try:
             info = self.api.repo_info(repo_id, repo_type=REPO_TYPE, revision=revision)
         except Exception as exc:  # noqa: BLE001
-            raise _wrap(exc, "resolving the revision", repo_id, revision) from exc
+            raise _failed(exc, "resolving the revision", repo_id, revision) from exc
         return validate_commit(info.sha, repo_id=repo_id, revision=revision)
 
     def variant_names(self, repo_id: str, revision: str) -> list[str]:
         """Names of the folders under ``build/`` (sorted; validated as path components)."""
-        from huggingface_hub.hf_api import RepoFolder
+        from huggingface_hub import errors  # lazy: pulls in httpx; the loader imports this module at start-up
+        from huggingface_hub.hf_api import RepoFolder  # lazy: as above
 
         try:
             tree = list(self.api.list_repo_tree(repo_id, path_in_repo="build", repo_type=REPO_TYPE, revision=revision))
         except Exception as exc:  # noqa: BLE001
-            from huggingface_hub import errors
-
             if isinstance(exc, errors.EntryNotFoundError):
                 return []
-            raise _wrap(exc, "listing build variants", repo_id, revision) from exc
+            raise _failed(exc, "listing build variants", repo_id, revision) from exc
         names = sorted({item.path.rsplit("/", 1)[-1] for item in tree if isinstance(item, RepoFolder)})
         return [validate_variant_name(n, repo_id=repo_id, revision=revision) for n in names]
 
@@ -150,7 +142,7 @@ class HubClient:
             info = self.api.get_organization_overview(org)
         except Exception as exc:  # noqa: BLE001
             raise HubError(
-                f"could not verify whether {org!r} is a trusted kernel publisher: {exc}",
+                describe(exc).after(f"could not verify whether {org!r} is a trusted kernel publisher"),
                 hint="pass trust_remote_code=True to load kernels from publishers you trust yourself",
             ) from exc
         return bool(getattr(info, "trustedKernelPublisher", False) or getattr(info, "trusted_kernel_publisher", False))
@@ -159,7 +151,7 @@ class HubClient:
         try:
             return bool(self.api.file_exists(repo_id, path, repo_type=REPO_TYPE, revision=revision))
         except Exception as exc:  # noqa: BLE001
-            raise _wrap(exc, f"checking {path}", repo_id, revision) from exc
+            raise _failed(exc, f"checking {path}", repo_id, revision) from exc
 
     def download_file(self, repo_id: str, path: str, commit: str, cache_dir: Path) -> Path:
         """One file (e.g. a variant's metadata.json) into the cache."""
@@ -168,7 +160,7 @@ class HubClient:
                 self.api.hf_hub_download(repo_id, path, repo_type=REPO_TYPE, revision=commit, cache_dir=str(cache_dir))
             )
         except Exception as exc:  # noqa: BLE001
-            raise _wrap(exc, f"downloading {path}", repo_id, commit) from exc
+            raise _failed(exc, f"downloading {path}", repo_id, commit) from exc
 
     def download_variants(self, repo_id: str, commit: str, variants: list[str] | None, cache_dir: Path) -> Path:
         """Snapshot only ``build/<variant>/`` (or all of ``build/`` when ``variants`` is None).
@@ -190,5 +182,5 @@ class HubClient:
                 cache_dir=str(cache_dir),
             )
         except Exception as exc:  # noqa: BLE001
-            raise _wrap(exc, "downloading the kernel", repo_id, commit) from exc
+            raise _failed(exc, "downloading the kernel", repo_id, commit) from exc
         return Path(str(root))

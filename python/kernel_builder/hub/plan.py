@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import fnmatch
 import hashlib
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import attrs
+
+from kernel_builder.digest import VariantScan, scan_file
 
 __all__ = [
     "LocalFile",
@@ -32,14 +33,12 @@ __all__ = [
     "git_blob_oid",
     "local_file",
     "variant_files",
-    "variant_paths",
     "plan_version_branch",
     "plan_main_branch",
     "MAX_OPS_PER_COMMIT",
 ]
 
 MAX_OPS_PER_COMMIT = 1000
-_CHUNK = 1 << 20
 
 
 @attrs.frozen
@@ -86,47 +85,19 @@ def git_blob_oid(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _file_ids(path: Path) -> tuple[int, str, str]:
-    """Size, git blob sha1 and sha256 of a file, in one read."""
-    size = path.stat().st_size
-    git, sha256 = hashlib.sha1(b"blob %d\0" % size), hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            git.update(chunk)
-            sha256.update(chunk)
-    return size, git.hexdigest(), sha256.hexdigest()
-
-
 def local_file(path_in_repo: str, source: Path | None = None, content: bytes | None = None) -> LocalFile:
     """Describe a file on disk (``source``) or in memory (``content``)."""
     if content is not None:
         sha256 = hashlib.sha256(content).hexdigest()
         return LocalFile(path_in_repo, None, len(content), git_blob_oid(content), sha256, content)
     assert source is not None
-    return LocalFile(path_in_repo, source, *_file_ids(source))
+    scanned = scan_file(source, covered=False)
+    return LocalFile(path_in_repo, source, scanned.size, scanned.blob_id, scanned.sha256)
 
 
-def _skipped(relpath: str) -> bool:
-    parts = relpath.split("/")
-    return "__pycache__" in parts or parts[-1].endswith(".pyc")
-
-
-def variant_paths(variant_dir: Path) -> list[tuple[str, Path]]:
-    """``(relpath, path)`` of every file of a variant that an upload sends; bytecode never."""
-    out = []
-    for root, dirs, files in os.walk(variant_dir, followlinks=True):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            full = Path(root) / name
-            rel = full.relative_to(variant_dir).as_posix()
-            if not _skipped(rel):
-                out.append((rel, full))
-    return out
-
-
-def variant_files(variant_dir: Path, prefix: str) -> list[LocalFile]:
-    """Every file of a variant as ``<prefix>/<relpath>``, sorted; bytecode is never uploaded."""
-    out = [local_file(f"{prefix}/{rel}", full) for rel, full in variant_paths(variant_dir)]
+def variant_files(scan: VariantScan, prefix: str) -> list[LocalFile]:
+    """Every scanned file of a variant as ``<prefix>/<relpath>``, sorted (the scan holds no bytecode)."""
+    out = [LocalFile(f"{prefix}/{f.relpath}", f.path, f.size, f.blob_id, f.sha256) for f in scan.files]
     return sorted(out, key=lambda f: f.path_in_repo)
 
 

@@ -1,33 +1,33 @@
 """The local side of an upload: the built tree, its checks, the target and the card.
 
 ``read_tree`` finds the variants (``layout.discover_variants``) and reads their metadata
-and, for a kernel source, build.toml; ``check_tree`` lists layout, metadata and digest
-problems; ``choose_target`` settles the repo id and branch; ``render_tree_card`` renders
-the card. Nothing here talks to the Hub.
+and, for a kernel source, build.toml; ``choose_target`` settles the repo id and branch;
+``render_tree_card`` renders the card. The checks are ``variant_build.checks.check_tree``'s.
+Nothing here talks to the Hub.
 """
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
-from kernel_builder.ids import REPO_ID_RULE, RepoId
+from kernel_builder.config import load
 from kernel_builder.config.model import validate_branch_name
 from kernel_builder.errors import CheckError, ConfigError
 from kernel_builder.hub import card as cardlib
-from kernel_builder.hub.plan import LocalFile, local_file, variant_paths
+from kernel_builder.hub.plan import LocalFile, local_file
+from kernel_builder.ids import REPO_ID_RULE, RepoId
+from kernel_builder.layout import discover_variants
+from kernel_builder.metadata import Metadata
 
 if TYPE_CHECKING:
     from kernel_builder.config.model import Build
-    from kernel_builder.metadata import Metadata
 
 __all__ = [
     "LocalTree",
     "read_tree",
-    "check_tree",
     "dirty_variants",
     "choose_target",
     "benchmark_files",
@@ -48,63 +48,15 @@ class LocalTree:
 
 def read_tree(directory: Path) -> LocalTree:
     """Find the variants under ``directory`` and read every metadata.json."""
-    from kernel_builder.layout import discover_variants
-    from kernel_builder.metadata import Metadata
-
     directory = Path(directory)
     if not directory.is_dir():
         raise CheckError(f"{directory} is not a directory", hint="pass the kernel directory or a build tree")
     build_dir, variant_dirs = discover_variants(directory)
     build = None
     if (directory / "build.toml").is_file():
-        from kernel_builder.config import load
-
         build = load(directory)
     metadata = {v.name: Metadata.read(v / "metadata.json") for v in variant_dirs}
     return LocalTree(directory, build_dir, {v.name: v for v in variant_dirs}, metadata, build)
-
-
-def _external_check(build_dir: Path) -> list[str]:
-    """``kernel_builder.variant_build.checks.check_tree`` (layout, ABI, ...) when the build package has it."""
-    try:
-        checks = importlib.import_module("kernel_builder.variant_build.checks")
-    except ImportError:
-        return []
-    check = getattr(checks, "check_tree", None)
-    if check is None:
-        return []
-    try:
-        reports = check(build_dir)  # one report per variant, failing ones included
-    except CheckError as exc:
-        return [line.strip() for line in exc.message.splitlines() if line.strip()]
-    problems = []
-    for report in reports or []:
-        problems.extend(f"{getattr(report, 'variant', '?')}: {e}" for e in getattr(report, "errors", ()))
-    return problems
-
-
-def check_tree(tree: LocalTree) -> list[str]:
-    """Layout, metadata and digest problems of every variant (empty when the tree is fine)."""
-    from kernel_builder.digest import is_excluded, validate_digest
-
-    problems: list[str] = []
-    for name, variant in tree.variants.items():
-        if not (variant / "__init__.py").is_file():
-            problems.append(f"{name}: no __init__.py at the variant root")
-        metadata = tree.metadata[name]
-        if metadata.digest is None:
-            problems.append(f"{name}: metadata.json has no digest (run `kernel-builder hash`)")
-            continue
-        problems.extend(f"{name}: {v}" for v in validate_digest(variant, metadata.digest))
-        covered = set(metadata.digest.files)
-        problems.extend(
-            f"{name}: {rel} would be uploaded but the digest does not cover it (a symlinked directory?)"
-            for rel, _ in variant_paths(variant)
-            if rel not in covered and not is_excluded(rel)
-        )
-    if not problems:
-        problems.extend(_external_check(tree.build_dir))
-    return problems
 
 
 def dirty_variants(tree: LocalTree) -> list[str]:

@@ -3,8 +3,10 @@
 Steps (each a small function below, glued together by ``upload``):
 
 1. read the tree: variants and their metadata (``layout.discover_variants``), build.toml
-   when the directory is a kernel source;
-2. check it (layout, metadata, digests) unless forced, and warn about dirty builds;
+   when the directory is a kernel source, and every file once (``digest.scan_variant``:
+   the digest hash and the Hub's ids, which steps 2, 4 and 5 share);
+2. check it (``variant_build.checks.check_tree``: layout, metadata, digests, ABI, ops
+   lint) unless forced, and warn about dirty builds;
 3. work out the repo id and the branch (``--branch``, ``[general.hub] branch``, else
    ``v<version>`` agreed by all variants);
 4. read the remote state (refs, one recursive tree listing per branch) and plan each
@@ -23,15 +25,20 @@ land is removed, so a rerun always completes with the missing commits only.
 
 from __future__ import annotations
 
+import logging
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import attrs
+from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
+from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
+from huggingface_hub.utils import tqdm
 
+from kernel_builder.digest import VariantScan, scan_variant
 from kernel_builder.errors import CheckError, HubError
-from kernel_builder.hub.client import RETRY_HINT, hub_error, is_connection_error, repo_url
+from kernel_builder.hub.client import repo_url
+from kernel_builder.hub.errors import CONNECTION_HINT, hub_error, is_connection_error
 from kernel_builder.hub.plan import (
     MAX_OPS_PER_COMMIT,
     BranchPlan,
@@ -44,15 +51,12 @@ from kernel_builder.hub.plan import (
 from kernel_builder.hub.tree import (
     LocalTree,
     benchmark_files,
-    check_tree,
     choose_target,
     dirty_variants,
     read_tree,
     render_tree_card,
 )
-
-if TYPE_CHECKING:
-    from huggingface_hub import HfApi
+from kernel_builder.variant_build.checks import check_tree
 
 __all__ = [
     "UploadOptions",
@@ -64,11 +68,8 @@ __all__ = [
 ]
 
 COMMIT_MESSAGE = "Uploaded using `kernel-builder`."
-Log = Callable[[str], None]
-
-
-def _stderr(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+RETRY_HINT = f"{CONNECTION_HINT}: `kernel-builder upload` compares with the Hub and sends only what is missing"
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -112,17 +113,20 @@ class UploadResult:
         }
 
 
+def _failed(exc: Exception, what: str, *, hint: str | None = None) -> HubError:
+    """``hub_error``, saying for a lost connection that a rerun sends only what is missing."""
+    return hub_error(exc, what, hint=hint, connection_hint=RETRY_HINT)
+
+
 # -- 4. remote state ----------------------------------------------------------------------
 def _remote_refs(api: HfApi, repo_id: str, repo_type: str) -> dict[str, str] | None:
     """Branch name -> head commit, or ``None`` when the repo does not exist."""
-    from huggingface_hub.errors import RepositoryNotFoundError
-
     try:
         refs = api.list_repo_refs(repo_id, repo_type=repo_type)
     except RepositoryNotFoundError:
         return None
     except Exception as exc:
-        raise hub_error(exc, f"reading the branches of {repo_id}") from None
+        raise _failed(exc, f"reading the branches of {repo_id}") from None
     return {b.name: b.target_commit for b in refs.branches}
 
 
@@ -138,25 +142,23 @@ def _remote_files(api: HfApi, repo_id: str, repo_type: str, commit: str, recursi
         entries = api.list_repo_tree(repo_id, repo_type=repo_type, revision=commit, recursive=recursive)
         return {e.path: _remote_id(e) for e in entries if hasattr(e, "blob_id")}
     except Exception as exc:
-        raise hub_error(exc, f"listing the files of {repo_id}@{commit[:12]}") from None
+        raise _failed(exc, f"listing the files of {repo_id}@{commit[:12]}") from None
 
 
 # -- 5. write -----------------------------------------------------------------------------
 def _operations(adds: tuple[LocalFile, ...], deletes: tuple[str, ...]) -> list[Any]:
-    from huggingface_hub import CommitOperationAdd, CommitOperationDelete
-
     ops: list[Any] = [CommitOperationDelete(path_in_repo=p, is_folder=False) for p in deletes]
     for f in adds:
-        ops.append(CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=f.content if f.content is not None else str(f.source)))
+        op = CommitOperationAdd(path_in_repo=f.path_in_repo, path_or_fileobj=f.content if f.content is not None else str(f.source))
+        op.upload_info.sha256 = bytes.fromhex(f.sha256)  # known from the scan: huggingface_hub need not read it again
+        ops.append(op)
     return ops
 
 
 def _commit_plan(
-    api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, create_pr: bool, log: Log
+    api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, create_pr: bool
 ) -> tuple[list[str], list[PullRequest]]:
     """Commit one branch's plan; returns the commit ids and any pull requests opened."""
-    from huggingface_hub.errors import HfHubHTTPError
-
     commits: list[str] = []
     prs: list[PullRequest] = []
     batches = plan.batches(MAX_OPS_PER_COMMIT)
@@ -165,7 +167,7 @@ def _commit_plan(
     for index, (adds, deletes) in enumerate(batches, 1):
         message = COMMIT_MESSAGE if len(batches) == 1 else f"{COMMIT_MESSAGE} (batch {index}/{len(batches)})"
         size = sum(f.size for f in adds)
-        log(f"Committing to {plan.branch}: {len(adds)} file(s) ({_human(size)}), {len(deletes)} deletion(s)")
+        log.info("Committing to %s: %d file(s) (%s), %d deletion(s)", plan.branch, len(adds), _human(size), len(deletes))
         try:
             info = api.create_commit(
                 repo_id,
@@ -193,7 +195,7 @@ def _commit_plan(
                     f"{plan.branch} did not change by {scope} (a commit is all or nothing); "
                     "rerunning `kernel-builder upload` is safe and only sends what is missing"
                 )
-            raise hub_error(exc, f"committing to {repo_id}@{plan.branch}", hint=hint) from None
+            raise _failed(exc, f"committing to {repo_id}@{plan.branch}", hint=hint) from None
         commits.append(info.oid)
         parent = info.oid
         if create_pr and index == 1 and info.pr_url:
@@ -223,7 +225,7 @@ def _applied(api: HfApi, repo_id: str, repo_type: str, head: str, lost: _Connect
     return added and not any(path in remote for path in lost.deletes)
 
 
-def _settle(api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, lost: _ConnectionLost, log: Log) -> HubError:
+def _settle(api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, lost: _ConnectionLost) -> HubError:
     """After a lost commit answer, find out what the branch holds and say so.
 
     A commit is atomic on the Hub, so the branch has either the new commit or its old head.
@@ -243,7 +245,7 @@ def _settle(api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, lost: _C
     if head == lost.parent or head is None:
         state = f"{plan.branch} is unchanged"
         if plan.create and head is not None and not lost.done:
-            removed = _rollback_branch(api, repo_id, repo_type, plan.branch, log)
+            removed = _rollback_branch(api, repo_id, repo_type, plan.branch)
             state = f"the new branch {plan.branch} was removed again" if removed else f"the new branch {plan.branch} is still there, empty"
         return HubError(f"{what} failed: connection lost before the commit was applied; {state} ({cause})", hint=RETRY_HINT)
     if applied:
@@ -266,31 +268,32 @@ def _human(size: int) -> str:
     return f"{size} B"
 
 
-def _hash_files(tree: LocalTree) -> dict[str, list[LocalFile]]:
-    """Read and hash each variant's files, with a progress bar on stderr."""
-    from huggingface_hub.utils import tqdm
-
-    out: dict[str, list[LocalFile]] = {}
+def _scan(tree: LocalTree) -> dict[str, VariantScan]:
+    """Read each variant's files once (digest hash and Hub ids), with a progress bar on stderr."""
+    out: dict[str, VariantScan] = {}
     with tqdm(total=len(tree.variants), desc="Hashing variants", unit="variant", file=sys.stderr,
               disable=len(tree.variants) < 2 or None) as bar:
         for name, path in tree.variants.items():
-            out[name] = variant_files(path, f"build/{name}")
+            digest = tree.metadata[name].digest
+            out[name] = scan_variant(path, digest.algorithm if digest is not None else "sha256")
             bar.update(1)
     return out
 
 
-def _check(tree: LocalTree, force: bool, log: Log) -> None:
+def _check(tree: LocalTree, scans: dict[str, VariantScan], force: bool) -> None:
     """Refuse a tree that fails its checks (unless forced); warn about dirty builds."""
     if force:
-        log("Skipping the tree checks (--force).")
-    elif problems := check_tree(tree):
-        listing = "\n  ".join(problems)
-        raise CheckError(
-            f"refusing to upload {tree.build_dir}: the tree fails its checks:\n  {listing}",
-            hint="rebuild, or rerun `kernel-builder hash` if you changed files on purpose; --force uploads anyway",
-        )
+        log.info("Skipping the tree checks (--force).")
+    else:
+        reports = check_tree(tree.build_dir, scans=scans)
+        if problems := [f"{r.variant}: {e}" for r in reports for e in r.errors]:
+            listing = "\n  ".join(problems)
+            raise CheckError(
+                f"refusing to upload {tree.build_dir}: the tree fails its checks:\n  {listing}",
+                hint="rebuild, or rerun `kernel-builder hash` if you changed files on purpose; --force uploads anyway",
+            )
     if dirty := dirty_variants(tree):
-        log(f"warning: built from a dirty git tree (uncommitted changes): {', '.join(dirty)}")
+        log.warning("built from a dirty git tree (uncommitted changes): %s", ", ".join(dirty))
 
 
 def _plan(
@@ -318,15 +321,16 @@ def _plan(
     return version_plan, plan_main_branch(card, remote_main, main_head)
 
 
-def upload(options: UploadOptions, api: HfApi, log: Log = _stderr) -> UploadResult:
+def upload(options: UploadOptions, api: HfApi) -> UploadResult:
     """Upload ``options.directory`` (see the module docstring for the steps)."""
     tree = read_tree(options.directory)
-    _check(tree, options.force, log)
+    scans = _scan(tree)
+    _check(tree, scans, options.force)
     repo_id, branch, version = choose_target(tree, options.repo_id, options.branch)
     repo_type = options.repo_type
     card_text = render_tree_card(tree, repo_id, version)
     card = local_file("README.md", content=card_text.encode("utf-8")) if card_text is not None else None
-    variants = _hash_files(tree)
+    variants = {name: variant_files(scan, f"build/{name}") for name, scan in scans.items()}
 
     refs = _remote_refs(api, repo_id, repo_type)
     missing_repo = refs is None
@@ -336,7 +340,7 @@ def upload(options: UploadOptions, api: HfApi, log: Log = _stderr) -> UploadResu
             hint="ask a maintainer of the organization to create the repository",
         )
     if missing_repo and not options.dry_run:
-        repo_id, refs = _create_repo(api, repo_id, repo_type, options.private, log)
+        repo_id, refs = _create_repo(api, repo_id, repo_type, options.private)
     refs = refs or {}
     if branch not in refs and options.create_pr:
         raise HubError(
@@ -352,18 +356,18 @@ def upload(options: UploadOptions, api: HfApi, log: Log = _stderr) -> UploadResu
     commits: list[str] = []
     prs: list[PullRequest] = []
     if version_plan.create and not version_plan.empty:
-        _create_branch(api, repo_id, repo_type, branch, refs.get("main"), log)
+        _create_branch(api, repo_id, repo_type, branch, refs.get("main"))
     for plan in plans:
         if plan.empty:
-            log(f"{plan.branch}: nothing changed ({plan.unchanged} file(s) already up to date)")
+            log.info("%s: nothing changed (%d file(s) already up to date)", plan.branch, plan.unchanged)
             continue
         try:
-            done, opened = _commit_plan(api, repo_id, repo_type, plan, options.create_pr, log)
+            done, opened = _commit_plan(api, repo_id, repo_type, plan, options.create_pr)
         except _ConnectionLost as lost:
-            raise _settle(api, repo_id, repo_type, plan, lost, log) from None
+            raise _settle(api, repo_id, repo_type, plan, lost) from None
         except HubError:
             if plan.create:
-                _rollback_branch(api, repo_id, repo_type, branch, log)
+                _rollback_branch(api, repo_id, repo_type, branch)
             raise
         commits.extend(done)
         prs.extend(opened)
@@ -371,16 +375,14 @@ def upload(options: UploadOptions, api: HfApi, log: Log = _stderr) -> UploadResu
     return UploadResult(status, repo_id, branch, url, plans, tuple(commits), tuple(prs), missing_repo)
 
 
-def _create_repo(api: HfApi, repo_id: str, repo_type: str, private: bool, log: Log) -> tuple[str, dict[str, str]]:
-    from huggingface_hub.errors import HfHubHTTPError
-
-    log(f"Creating {repo_type} repository {repo_id}")
+def _create_repo(api: HfApi, repo_id: str, repo_type: str, private: bool) -> tuple[str, dict[str, str]]:
+    log.info("Creating %s repository %s", repo_type, repo_id)
     try:
         url = api.create_repo(repo_id, repo_type=repo_type, private=private, exist_ok=True)
     except Exception as exc:
         if not isinstance(exc, HfHubHTTPError):
             if is_connection_error(exc):
-                raise hub_error(exc, f"creating the repository {repo_id}") from None
+                raise _failed(exc, f"creating the repository {repo_id}") from None
             raise
         status = exc.response.status_code if exc.response is not None else None
         hint = None
@@ -389,16 +391,16 @@ def _create_repo(api: HfApi, repo_id: str, repo_type: str, private: bool, log: L
                 "publishing kernels may need approval for your organization, or your token lacks write access; "
                 "ask the organization's admins, or use a token with write permission"
             )
-        raise hub_error(exc, f"creating the repository {repo_id}", hint=hint) from None
+        raise _failed(exc, f"creating the repository {repo_id}", hint=hint) from None
     repo_id = url.repo_id or repo_id
     return repo_id, _remote_refs(api, repo_id, repo_type) or {}
 
 
-def _create_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, start: str | None, log: Log) -> None:
+def _create_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, start: str | None) -> None:
     try:
         api.create_branch(repo_id, repo_type=repo_type, branch=branch, revision=start, exist_ok=False)
     except Exception as exc:
-        error = hub_error(exc, f"creating the branch {branch} in {repo_id}", hint="nothing was uploaded; rerun")
+        error = _failed(exc, f"creating the branch {branch} in {repo_id}", hint="nothing was uploaded; rerun")
         if is_connection_error(exc):
             # The answer was lost, not necessarily the request: remove a branch that holds no build.
             try:
@@ -406,18 +408,18 @@ def _create_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, start:
             except HubError:
                 created = False
             if created:
-                _rollback_branch(api, repo_id, repo_type, branch, log)
+                _rollback_branch(api, repo_id, repo_type, branch)
         raise error from None
 
 
-def _rollback_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, log: Log) -> bool:
+def _rollback_branch(api: HfApi, repo_id: str, repo_type: str, branch: str) -> bool:
     """Remove a branch this run created when its first commit failed, so no empty version appears."""
     try:
         api.delete_branch(repo_id, repo_type=repo_type, branch=branch)
-        log(f"Removed the new branch {branch} again: its commit failed.")
+        log.info("Removed the new branch %s again: its commit failed.", branch)
         return True
     except Exception:  # noqa: BLE001 - best effort; the commit error is what matters
-        log(f"warning: could not remove the new, empty branch {branch}; delete it or rerun the upload")
+        log.warning("could not remove the new, empty branch %s; delete it or rerun the upload", branch)
         return False
 
 

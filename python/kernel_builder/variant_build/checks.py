@@ -17,13 +17,13 @@ import os
 import re
 import shutil
 import subprocess
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 import attrs
 
 from kernel_builder.variant_build.opslint import lint_tree
-from kernel_builder.digest import validate_digest
+from kernel_builder.digest import VariantScan, uncovered_files, validate_digest
 from kernel_builder.errors import CheckError
 from kernel_builder.metadata import Metadata
 from kernel_builder.variants.names import Kind, try_parse
@@ -256,6 +256,15 @@ def _importable(variant_name: str, python: str) -> str | None:
     return None
 
 
+def _uncovered(root: Path, scan: VariantScan | None) -> list[str]:
+    """Files an upload would send that the digest does not cover (under a symlinked directory)."""
+    try:
+        uncovered = scan.uncovered() if scan is not None else uncovered_files(root)
+    except CheckError as exc:  # a symlink loop
+        return [exc.message]
+    return [f"{rel} would be uploaded but the digest does not cover it (a symlinked directory?)" for rel in uncovered]
+
+
 def check_variant(
     variant_dir: str | os.PathLike[str],
     *,
@@ -267,6 +276,7 @@ def check_variant(
     variant_name: str | None = None,
     import_process: subprocess.Popen | None = None,
     raise_errors: bool = True,
+    scan: VariantScan | None = None,
 ) -> CheckReport:
     """Run every check on one variant; raise ``CheckError`` listing all errors (with
     ``raise_errors=False``: return the report, errors included).
@@ -275,7 +285,8 @@ def check_variant(
     the variant); ``pyext`` (from build.toml) enables the file-extension layout rule.
     ``variant_name`` defaults to the directory name (the build checks a staging dir);
     ``import_process`` is an interpreter from ``start_import_check`` to use (else one is
-    started; an unused one is stopped).
+    started; an unused one is stopped). ``scan`` is the variant's files already read
+    (``upload`` passes it so that the digest check reads nothing again).
     """
     root = Path(variant_dir)
     name = variant_name or root.name
@@ -298,7 +309,9 @@ def check_variant(
             if require_digest:
                 errors.append("digest: metadata.json has no digest (run `kernel-builder hash`)")
         else:
-            errors.extend(f"digest: {v}" for v in validate_digest(root, metadata.digest))
+            actual = scan.digest() if scan is not None else None
+            errors.extend(f"digest: {v}" for v in validate_digest(root, metadata.digest, actual=actual))
+            errors.extend(f"digest: {problem}" for problem in _uncovered(root, scan))
     errors.extend(check_layout(root, metadata, python_name, pyext))
     errors.extend(f"ops lint: {v}" for v in lint_tree(root))
     libraries = sorted(p for p in root.iterdir() if p.is_file() and p.name.endswith(".so"))
@@ -336,10 +349,12 @@ def check_tree(
     *,
     python: str | Callable[[str], str] | None = None,
     strict_manylinux: bool = False,
+    scans: Mapping[str, VariantScan] | None = None,
 ) -> list[CheckReport]:
     """Check every variant of a built tree (``DIR/result``, ``DIR/build`` or ``DIR``).
 
-    ``python`` is the import-check interpreter, or a function from variant name to one.
+    ``python`` is the import-check interpreter, or a function from variant name to one;
+    ``scans`` maps variant names to their files already read (``upload``'s).
     Returns one report per variant, failing ones included (``ok`` false, ``errors`` set);
     the caller decides what a failure means (``failed_tree_error`` gives the CLI's error).
     A tree that is not a build tree at all still raises ``CheckError``.
@@ -350,7 +365,10 @@ def check_tree(
     reports = []
     for variant in variants:
         interpreter = python(variant.name) if callable(python) else python
-        reports.append(check_variant(variant, python=interpreter, strict_manylinux=strict_manylinux, raise_errors=False))
+        scan = scans.get(variant.name) if scans is not None else None
+        reports.append(
+            check_variant(variant, python=interpreter, strict_manylinux=strict_manylinux, raise_errors=False, scan=scan)
+        )
     return reports
 
 
