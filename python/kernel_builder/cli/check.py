@@ -7,6 +7,11 @@ import sys
 
 import click
 
+from kernel_builder.cli import output
+from kernel_builder.toolchain.discover import load_toolchains, python_for_variant
+from kernel_builder.toolchain.pinned import pinned_pythons
+from kernel_builder.variant_build.checks import check_tree, failed_tree_error
+
 __all__ = ["check"]
 
 
@@ -33,10 +38,6 @@ def check(directory: str, python: str | None, no_import: bool, strict_manylinux:
     Example:
       kernel-builder check examples/relu
     """
-    from kernel_builder.variant_build.checks import check_tree, failed_tree_error
-    from kernel_builder.toolchain.discover import load_toolchains, python_for_variant
-    from kernel_builder.toolchain.pinned import pinned_pythons
-
     if no_import:
         interpreter = None
     elif python:
@@ -50,18 +51,18 @@ def check(directory: str, python: str | None, no_import: bool, strict_manylinux:
     reports = check_tree(directory, python=interpreter, strict_manylinux=strict_manylinux)
     for report in reports:
         for warning in report.warnings:
-            click.echo(f"warning: {report.variant}: {warning}", err=True)
+            output.warn(f"{report.variant}: {warning}")
         for note in report.notes:
-            click.echo(f"note: {report.variant}: {note}", err=True)
+            output.note(f"note: {report.variant}: {note}")
         if as_json:
-            click.echo(json.dumps({
+            output.result(json.dumps({
                 "variant": report.variant, "ok": report.ok, "errors": list(report.errors),
                 "warnings": list(report.warnings), "notes": list(report.notes),
             }))
         elif report.ok:
-            click.echo(f"ok {report.variant}")
+            output.result(f"ok {report.variant}")
         else:
-            click.echo(f"FAILED {report.variant}")
+            output.result(f"FAILED {report.variant}")
     error = failed_tree_error(reports)
     if error is not None:
         raise error

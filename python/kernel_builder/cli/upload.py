@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import json
-import logging
-import sys
 from pathlib import Path
 
 import click
+
+from kernel_builder.cli import output
 
 __all__ = ["upload"]
 
@@ -64,8 +64,8 @@ def upload(
       kernel-builder upload examples/relu --dry-run
       kernel-builder upload . --repo-id my-org/relu --output-json upload.json
     """
-    from kernel_builder.hub.client import make_api  # lazy: the CLI imports every command at start-up
-    from kernel_builder.hub.upload import UploadOptions, format_plans  # lazy: imports huggingface_hub
+    from kernel_builder.hub.client import make_api  # lazy: huggingface_hub loads for an upload, not for `upload --help`
+    from kernel_builder.hub.upload import UploadOptions, format_plans  # lazy: as above
     from kernel_builder.hub.upload import upload as run_upload  # lazy: as above
 
     options = UploadOptions(
@@ -78,47 +78,22 @@ def upload(
         dry_run=dry_run,
         force=force,
     )
-    _show_progress()
     result = run_upload(options, make_api())
 
     if result.status == "dry_run":
-        click.echo(format_plans(result))
-        click.echo("dry run: nothing was written", err=True)
+        output.result(format_plans(result))
+        output.note("dry run: nothing was written")
     elif result.status == "no_changes":
-        click.echo(f"No changes: {result.repo_id}@{result.branch} is already up to date ({result.url})")
+        output.result(f"No changes: {result.repo_id}@{result.branch} is already up to date ({result.url})")
     elif result.status == "pull_request_created":
         for pr in result.pull_requests:
-            click.echo(f"Pull request for {pr.branch}: {pr.url}")
+            output.result(f"Pull request for {pr.branch}: {pr.url}")
     else:
-        click.echo(f"Uploaded to {result.url}")
+        output.result(f"Uploaded to {result.url}")
 
     if output_json is not None:
         text = json.dumps(result.to_json(), indent=2) + "\n"
         if str(output_json) == "-":
-            click.echo(text, nl=False)
+            output.result(text, nl=False)
         else:
             output_json.write_text(text, encoding="utf-8")
-
-
-def _show_progress() -> None:
-    """Print kernel-builder's progress (INFO) and warnings on stderr, one plain line each.
-
-    Only when nothing else has set up the ``kernel_builder`` logger (an embedding program, or
-    a shared CLI output module, keeps its own handlers). Warnings read ``warning: ...`` as
-    they did when upload printed them itself. Kept apart so it can move to that module.
-    """
-    logger = logging.getLogger("kernel_builder")
-    if logger.handlers:
-        return
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(_PlainLines("%(message)s"))
-    logger.addHandler(handler)
-    logger.setLevel(logging.INFO)
-
-
-class _PlainLines(logging.Formatter):
-    """The message alone; ``warning: `` in front of a warning or worse."""
-
-    def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
-        return f"warning: {text}" if record.levelno >= logging.WARNING else text

@@ -176,7 +176,7 @@ def template_for(card_md: Path | None) -> tuple[str, Path | None]:
 
 def render_card(template: str, context: CardContext, *, template_path: Path | None = None) -> str:
     """Render ``template`` (Jinja2, ``trim_blocks``); an unknown variable is an error."""
-    import jinja2
+    import jinja2  # lazy: jinja2 loads only when a card is rendered
 
     env = jinja2.Environment(
         trim_blocks=True,

@@ -22,10 +22,12 @@ from pathlib import Path
 
 import attrs
 
-from kernel_builder.variant_build.opslint import lint_tree
 from kernel_builder.digest import VariantScan, uncovered_files, validate_digest
-from kernel_builder.errors import CheckError
+from kernel_builder.errors import BuildError, CheckError
+from kernel_builder.layout import discover_variants
 from kernel_builder.metadata import Metadata
+from kernel_builder.variant_build.opslint import lint_tree
+from kernel_builder.variant_build.toolchain_probe import probe_toolchain
 from kernel_builder.variants.names import Kind, try_parse
 
 __all__ = [
@@ -127,7 +129,7 @@ def check_stable_abi_symbols(library: Path) -> list[str]:
 
 def manylinux_violations(library: Path) -> list[str]:
     """``symbol@VERSION`` for every symbol of ``library`` newer than manylinux_2_28 allows."""
-    import kernel_abi_check
+    import kernel_abi_check  # lazy: the ABI checker (a compiled extension) loads only for arch variants
 
     found = kernel_abi_check.ObjectFile(str(library)).check_manylinux(MANYLINUX)
     return [f"{getattr(v, 'name', v)}@{getattr(v, 'dep', '')}_{getattr(v, 'version', '')}" for v in found]
@@ -136,9 +138,6 @@ def manylinux_violations(library: Path) -> list[str]:
 def objects_using(build_dir: Path, symbols: list[str]) -> dict[str, list[str]]:
     """For each ``symbol@VERSION``, the object files under ``build_dir`` that reference it
     (``nm -u``), so a manylinux error can name the source that needs the newer glibc."""
-    import shutil
-    import subprocess
-
     nm = shutil.which("nm")
     names = {s.split("@", 1)[0]: s for s in symbols}
     found: dict[str, list[str]] = {s: [] for s in symbols}
@@ -155,7 +154,7 @@ def objects_using(build_dir: Path, symbols: list[str]) -> dict[str, list[str]]:
 
 def check_abi(library: Path, *, strict_manylinux: bool = False, stable_abi: bool = False) -> tuple[list[str], list[str]]:
     """(errors, warnings) from kernel-abi-check (abi3, manylinux) and the stable-ABI scan."""
-    import kernel_abi_check
+    import kernel_abi_check  # lazy: as above
 
     errors: list[str] = []
     warnings: list[str] = []
@@ -225,9 +224,6 @@ def import_check(
 
 
 def _python_torch(python: str) -> tuple[tuple[int, int], str | None] | None:
-    from kernel_builder.variant_build.toolchain_probe import probe_toolchain
-    from kernel_builder.errors import BuildError
-
     try:
         tc = probe_toolchain(python)
     except BuildError:
@@ -359,8 +355,6 @@ def check_tree(
     the caller decides what a failure means (``failed_tree_error`` gives the CLI's error).
     A tree that is not a build tree at all still raises ``CheckError``.
     """
-    from kernel_builder.layout import discover_variants
-
     _, variants = discover_variants(build_dir)
     reports = []
     for variant in variants:
