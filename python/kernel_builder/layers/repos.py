@@ -171,6 +171,9 @@ class LockedLayerRepository:
         return f"`{self.repo_id}` (revision: {self.sha}), layer `{self.layer_name}`"
 
 
+# The three *Func* repositories repeat the *Layer* ones field for field, with ``func_name``
+# for ``layer_name``: they are the reference's deprecated public classes, kept as classes of
+# their own so that isinstance checks, reprs and the deprecation warning match ``kernels``.
 @attrs.frozen
 class FuncRepository:
     """Deprecated: a function in a Hub kernel, wrapped into a layer."""
