@@ -154,7 +154,11 @@ def build(
 
 
 class _Progress:
-    """Live table on a terminal, one line per state change otherwise (stderr only)."""
+    """Live table on a terminal, one line per state change otherwise (stderr only).
+
+    The live table starts with the first change, so the transient bar of a toolchain fetch
+    (which runs before nix does) never overlaps it: rich allows one live display at a time.
+    """
 
     def __init__(self, selected: Sequence[str], stream_logs: bool) -> None:
         self.selected = selected
@@ -181,20 +185,20 @@ class _Progress:
         return table
 
     def __enter__(self) -> _Progress:
-        if self.live is not None:
-            self.live.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.live is not None:
-            self.live.__exit__(None, None, None)
+        if self.live is not None and self.live.is_started:
+            self.live.stop()
 
     def changed(self, row: Any, line: str) -> None:
         self.rows[row.name] = row
-        if self.live is not None:
-            self.live.refresh()
-        else:
+        if self.live is None:
             output.note(line)
+        elif not self.live.is_started:
+            self.live.start(refresh=True)
+        else:
+            self.live.refresh()
 
     def log(self, row: Any, text: str) -> None:
         if self.stream_logs:

@@ -1,10 +1,10 @@
 """The command line's one output path.
 
 Results go to stdout (``result``, ``result_json``), so that they can be piped; everything
-a person reads goes to stderr: lines through ``note``, ``warn`` and ``error`` (plain click
-output, so that a command that only prints lines never imports rich), live progress and
-tables through the one rich ``console()`` (which also keeps those lines above a live
-display). Library code does not print: it logs to ``kernel_builder.*`` loggers, and
+a person reads goes to stderr: lines through ``note``, ``warn`` and ``error``, live
+progress and tables through the one rich ``console()``. Lines are plain click output until
+a command makes the console (so one that only prints lines never imports rich), and go
+through the console after that, so that they land above a live display. Library code does not print: it logs to ``kernel_builder.*`` loggers, and
 ``install_logging`` routes those records here (info as notes, warnings as warnings), so a
 message looks the same whichever module says it, and a program using the library gets
 plain ``logging`` records instead.
@@ -34,19 +34,30 @@ def console() -> Any:
     return _console
 
 
+def _line(text: str, color: str | None = None) -> None:
+    """One stderr line: through the console once a command made one (so that it lands above
+    a live display), else plain click output."""
+    if _console is not None:
+        from rich.text import Text  # lazy: rich is loaded already, with the console
+
+        _console.print(Text(text, style=color or ""))  # styled text, not a print style: a live display repaints after it
+    else:
+        click.secho(text, fg=color, err=True)
+
+
 def note(text: str) -> None:
     """A line for the person at the terminal (stderr), printed as is."""
-    click.echo(text, err=True)
+    _line(text)
 
 
 def warn(text: str) -> None:
     """``warning: text`` in yellow on stderr."""
-    click.secho(f"warning: {text}", fg="yellow", err=True)
+    _line(f"warning: {text}", "yellow")
 
 
 def error(text: str) -> None:
     """``error: text`` in red on stderr (a failure the command goes on after)."""
-    click.secho(f"error: {text}", fg="red", err=True)
+    _line(f"error: {text}", "red")
 
 
 def result(text: str = "", *, nl: bool = True) -> None:
