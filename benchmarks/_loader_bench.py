@@ -15,8 +15,8 @@ sys.path.insert(0, str(ROOT / "tests"))
 
 from hubserver import HubServer  # noqa: E402
 
-from kernel_builder.digest import compute_digest  # noqa: E402
-from kernel_builder.metadata import MetadataBackend, Metadata  # noqa: E402
+from kernel_builder.tree.digest import compute_digest  # noqa: E402
+from kernel_builder.tree.metadata import MetadataBackend, Metadata  # noqa: E402
 
 INIT = '''import torch
 

@@ -42,7 +42,7 @@ def builder_run(source: Path, jobs: int) -> tuple[float, str]:
 def bare_commands(source: Path, jobs: int) -> tuple[list[str], str, Path]:
     """Compile and link commands of one kept build (ninja -t commands), and their directory."""
     cmd = [
-        sys.executable, "-m", "kernel_builder.variant_build.run_variant", "--source", str(source), "--variant", VARIANT,
+        sys.executable, "-m", "kernel_builder.driver.run_variant", "--source", str(source), "--variant", VARIANT,
         "--out", str(source / "build-keep"), "--toolchain-python", sys.executable, "--keep-scratch", "--jobs", str(jobs),
         # Its own ops id gives it its own scratch directory, which the builder runs leave alone.
         "--unique-id", "benchmark",

@@ -21,8 +21,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# The kernel flake template and the builder snapshot are test helpers (tests/nix/nix_support.py).
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "nix")]
+# The kernel flake template and the builder snapshot are test helpers (tests/nix_support.py).
+sys.path[:0] = [str(REPO / "tests")]
 from nix_support import FLAKE, snapshot_builder  # noqa: E402
 
 

@@ -38,12 +38,12 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-# The kernel flake template and the builder snapshot are test helpers (tests/nix/nix_support.py).
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "nix")]
+# The kernel flake template and the builder snapshot are test helpers (tests/nix_support.py).
+sys.path[:0] = [str(REPO / "tests")]
 from nix_support import FLAKE, snapshot_builder  # noqa: E402
 
-from kernel_builder import nix
-from kernel_builder.toolchain.flake_input import prepare_kernel_flake
+from kernel_builder.flake import nix
+from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 
 VARIANTS = ("torch213-cxx11-cpu-x86_64-linux", "torch214-cxx11-cpu-x86_64-linux")
 

@@ -1,6 +1,6 @@
 """Building a variant on a remote Nix machine vs on this one.
 
-The remote is a loopback sshd whose sessions see an empty Nix store (tests/nix/
+The remote is a loopback sshd whose sessions see an empty Nix store (tests/
 remote_support.py): a machine with nothing but Nix. examples/relu's torch 2.13 CPU variant
 is built with `kernel-builder build`, alternating, two rounds each, sources salted before
 every build so Nix compiles:
@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "nix")]
+sys.path[:0] = [str(REPO / "tests")]
 from nix_support import FLAKE, commit_all, salt_sources, snapshot_builder  # noqa: E402
 from remote_support import LoopbackRemote, start_remote  # noqa: E402
 

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO / "tests"), str(REPO / "tests" / "nix")]
+sys.path[:0] = [str(REPO / "tests")]
 from nix_support import FLAKE, commit_all, snapshot_builder  # noqa: E402
 
 VARIANT = "torch213-cxx11-cpu-x86_64-linux"

@@ -27,7 +27,7 @@ _LAZY: dict[str, str] = {
     "RepoInfo": "kernel_builder.loader.api",
     "VariantAccepted": "kernel_builder.variants.resolve",
     "VariantRejected": "kernel_builder.variants.resolve",
-    "Metadata": "kernel_builder.metadata",
+    "Metadata": "kernel_builder.tree.metadata",
     "Benchmark": "kernel_builder.benchmark",
     # layers
     "use_kernel_forward_from_hub": "kernel_builder.layers",

@@ -15,7 +15,7 @@ import pytest
 
 from kernel_files import add_sources
 
-from kernel_builder.variant_build.scratch import _copy_sources
+from kernel_builder.driver.scratch import _copy_sources
 from kernel_builder.config import BuildTomlError, load
 from kernel_builder.errors import BuildError
 

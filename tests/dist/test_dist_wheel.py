@@ -56,7 +56,7 @@ def test_the_wheel_carries_the_build_sets_lock_and_nix_library(wheel: Path) -> N
     names = set(zipfile.ZipFile(wheel).namelist())
     for rel in ("flake.nix", "nix/build-sets.json", "nix/toolchain-lock.json", "nix/lib/default.nix", "nix/toolchains/pinned.nix"):
         assert f"kernel_builder/_flake/{rel}" in names
-    assert "kernel_builder/variant_build/templates/CMakeLists.txt.j2" in names
+    assert "kernel_builder/driver/templates/CMakeLists.txt.j2" in names
 
 
 def test_validate_list_and_build_outside_the_checkout(installed: Path, tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 The variants are pure Python (``torch-cpu``, ``torch-cuda``, ...): ``kernels`` loads the
 ``torch-cpu`` one on this machine without compiling anything, and its ``relu`` calls
 torch, so "the op runs and matches torch" holds for real. Digests are computed here
-independently of kernel_builder.digest (SHA-256, base64, metadata.json excluded).
+independently of kernel_builder.tree.digest (SHA-256, base64, metadata.json excluded).
 """
 
 from __future__ import annotations

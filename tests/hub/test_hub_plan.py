@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kernel_builder.digest import scan_variant
+from kernel_builder.tree.digest import scan_variant
 from kernel_builder.hub.plan import (
     BranchPlan,
     git_blob_oid,

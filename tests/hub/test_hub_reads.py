@@ -11,7 +11,7 @@ import pytest
 
 from hub_trees import make_kernel, write_variant
 
-from kernel_builder import digest
+from kernel_builder.tree import digest
 from kernel_builder.hub.client import make_api
 from kernel_builder.hub.upload import UploadOptions, upload
 
@@ -109,7 +109,7 @@ class TestScanVariant:
 
 
 def test_check_variant_reports_uncovered_files_and_loops(tmp_path: Path) -> None:
-    from kernel_builder.variant_build.checks import check_variant
+    from kernel_builder.tree.checks import check_variant
 
     variant = write_variant(tmp_path / "build", "cpu")
     outside = tmp_path / "elsewhere"

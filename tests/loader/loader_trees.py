@@ -10,8 +10,8 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from kernel_builder.digest import compute_digest
-from kernel_builder.metadata import Metadata, MetadataBackend
+from kernel_builder.tree.digest import compute_digest
+from kernel_builder.tree.metadata import Metadata, MetadataBackend
 
 INIT = '''\
 """Test kernel {name} v{version} ({variant})."""

@@ -22,7 +22,7 @@ from loader_trees import write_variant
 
 from kernel_builder import get_kernel
 from kernel_builder.loader.errors import InvalidRequest
-from kernel_builder.metadata import Metadata
+from kernel_builder.tree.metadata import Metadata
 from kernel_builder.variants.system import detect_system
 
 CPU = detect_system(backend="cpu")

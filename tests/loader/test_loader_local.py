@@ -142,7 +142,7 @@ def test_invalid_backend() -> None:
 
 
 def test_dirty_provenance_warns(tmp_path: Path) -> None:
-    from kernel_builder.metadata import BuilderProvenance, GitStatus, Metadata, Provenance
+    from kernel_builder.tree.metadata import BuilderProvenance, GitStatus, Metadata, Provenance
 
     vdir = write_variant(tmp_path / "build", "torch-cpu", name="dirty-one")
     meta = Metadata.read(vdir / "metadata.json")

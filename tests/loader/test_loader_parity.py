@@ -21,10 +21,10 @@ import torch
 from loader_trees import write_variant
 
 import kernel_builder
-from kernel_builder.layout import hash_tree
+from kernel_builder.tree.layout import hash_tree
 from kernel_builder.loader import compat
 from kernel_builder.loader.compat import DeviceArch, IncompatibleDevice, LoaderTooOld, arch_problem
-from kernel_builder.metadata import Metadata
+from kernel_builder.tree.metadata import Metadata
 from kernel_builder.variants.system import detect_system
 
 P = inspect.Parameter

@@ -10,7 +10,7 @@ from loader_trees import write_variant
 
 from kernel_builder.loader import verify
 from kernel_builder.loader.errors import IntegrityError
-from kernel_builder.metadata import Metadata
+from kernel_builder.tree.metadata import Metadata
 
 
 @pytest.fixture

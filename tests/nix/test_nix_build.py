@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder import nix
-from kernel_builder.toolchain.flake_input import prepare_kernel_flake
+from kernel_builder.flake import nix
+from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from nix_support import PYTHON, copy_kernel, dry_run, kernel_builder, make_dirty, run_with_kernels, snapshot_builder, torch214_python
 
 pytestmark = pytest.mark.slow

@@ -10,11 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder import nix
+from kernel_builder.flake import nix
 from kernel_builder.config import load
-from kernel_builder.toolchain.flake_input import prepare_kernel_flake
+from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import matrix
+from boundaries import VARIANT_BUILD_DIRS, run_variant_closure
 from nix_support import EXAMPLES, copy_kernel, make_dirty, snapshot_builder, torch214_python
 
 SYSTEM = "x86_64-linux"
@@ -37,7 +38,7 @@ def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _with_torch214(state: Path) -> None:
-    from kernel_builder.toolchain.discover import discover, write_toolchains
+    from kernel_builder.toolchain.host.discover import discover, write_toolchains
 
     write_toolchains(discover([torch214_python(state)], state=state), state=state)
 
@@ -187,8 +188,8 @@ def test_toolchain_identity_is_a_derivation_input(tmp_path: Path, state: Path) -
     import copy
     import json
 
-    from kernel_builder.toolchain import load_toolchains
-    from kernel_builder.toolchain.flake_input import kernel_identity, prepare_flake_input
+    from kernel_builder.toolchain.host.discover import load_toolchains
+    from kernel_builder.flake.kernel_flake import kernel_identity, prepare_flake_input
 
     fresh = tmp_path / "fresh-state"
     kernel = copy_kernel("relu", tmp_path / "relu", git=False)
@@ -240,7 +241,7 @@ def test_dev_shell_has_the_variant_toolchain(tmp_path: Path, state: Path) -> Non
         cwd=kernel, env=nix.nix_env(), capture_output=True, text=True, check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    from kernel_builder.toolchain import load_toolchains
+    from kernel_builder.toolchain.host.discover import load_toolchains
 
     record = load_toolchains(state=tmp_path / "fresh-state")
     assert record is not None
@@ -249,51 +250,33 @@ def test_dev_shell_has_the_variant_toolchain(tmp_path: Path, state: Path) -> Non
     assert line == f"variant={variant} python={entry['python']} cmake={entry['env-bin']}/cmake"
 
 
-def _run_variant_closure() -> set[str]:
-    """Files of kernel_builder that `python -m kernel_builder.variant_build.run_variant` may
-    import: every `import`/`from` (function-local ones too), transitively, plus packages."""
-    import ast
-
-    root = Path(__file__).resolve().parents[2] / "python"
-    seen: dict[str, Path] = {}
-    stack = ["kernel_builder.variant_build.run_variant"]
-    while stack:
-        name = stack.pop()
-        if name in seen:
-            continue
-        base = root.joinpath(*name.split("."))
-        path = base / "__init__.py" if (base / "__init__.py").exists() else base.with_suffix(".py")
-        if not path.exists():
-            continue
-        seen[name] = path
-        parts = name.split(".")
-        stack += [".".join(parts[:i]) for i in range(1, len(parts))]
-        for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.Import):
-                stack += [a.name for a in node.names if a.name.startswith("kernel_builder")]
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("kernel_builder"):
-                stack += [node.module, *(f"{node.module}.{a.name}" for a in node.names)]  # type: ignore[list-item]
-    return {p.relative_to(root).as_posix() for p in seen.values()}
-
-
 def test_variant_python_source_is_the_run_variant_closure(tmp_path: Path) -> None:
-    """context.nix hands the derivations exactly what the one-variant build imports (and its
-    data files), nothing else: e.g. variants/resolve.py and toolchain/setup.py stay out."""
+    """context.nix hands the derivations the packages the one-variant build may import, by
+    directory (tests/test_boundaries.py holds the imports to them), and nothing of the
+    front end: no cli/, flake/, toolchain/, hub/, loader/ or layers/ file."""
     builder = snapshot_builder(tmp_path / "builder")
     src = f'{{ outPath = builtins.path {{ path = {builder}; name = "kernel-builder-src"; }}; }}'
     done = nix.run_nix(["eval", "--raw", "--impure", "--expr", f"(import {builder}/nix/lib/builders/context.nix {{ builderSrc = {src}; }}).pythonSrc"])
     store = Path(done.stdout.strip())
     shipped = {p.relative_to(store).as_posix() for p in store.rglob("*.py")}
-    closure = _run_variant_closure()
+    closure = run_variant_closure()
     assert closure <= shipped, sorted(closure - shipped)
-    assert sorted(shipped - closure) == []
-    assert (store / "kernel_builder" / "variant_build" / "templates" / "CMakeLists.txt.j2").is_file()
+    package = REPO / "python"
+    expected = {
+        p.relative_to(package).as_posix()
+        for p in (package / "kernel_builder").rglob("*.py")
+        if "__pycache__" not in p.parts
+        and (p.parent.name == "kernel_builder" or p.relative_to(package / "kernel_builder").parts[0] in VARIANT_BUILD_DIRS)
+    }
+    assert shipped == expected
+    assert (store / "kernel_builder" / "driver" / "templates" / "CMakeLists.txt.j2").is_file()
     assert (store / "kernel_builder" / "data" / "python_dependencies.json").is_file()
 
 
 def test_editing_code_outside_the_variant_build_rebuilds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Touching variants/resolve.py or toolchain/setup.py keeps every variant derivation, so
-    `nix build --dry-run` has nothing new to build; touching variant_build/ changes them."""
+    """Touching the front end (the build CLI, the module that selects build's variants,
+    --local, toolchain setup, the loader, the Hub card) keeps every variant derivation, so
+    `nix build --dry-run` has nothing new to build; touching driver/ changes them."""
     from nix_support import dry_run
 
     builder = snapshot_builder(tmp_path / "builder")
@@ -308,11 +291,11 @@ def test_editing_code_outside_the_variant_build_rebuilds_nothing(tmp_path: Path,
         return drv, dry_run([prepared.installable(attr)], flake_args=prepared.flake_args)
 
     before = drv_and_plan()
-    for rel in ("variants/resolve.py", "toolchain/setup.py", "cli/build.py", "loader/api.py"):
+    for rel in ("cli/build.py", "flake/selection.py", "flake/local.py", "toolchain/host/setup.py", "loader/api.py", "hub/card.py"):
         path = builder / "python" / "kernel_builder" / rel
         path.write_text(path.read_text() + "\n# touched\n")
     assert drv_and_plan() == before
-    generate = builder / "python" / "kernel_builder" / "variant_build" / "generate.py"
+    generate = builder / "python" / "kernel_builder" / "driver" / "generate.py"
     generate.write_text(generate.read_text() + "\n# touched\n")
     assert drv_and_plan()[0] != before[0]
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder import nix
-from kernel_builder.toolchain.lockfile import fixed_output_path, load_lock
+from kernel_builder.flake import nix
+from kernel_builder.toolchain.pinned.lockfile import fixed_output_path, load_lock
 from nix_support import PYTHON, REPO, commit_all, copy_kernel, kernel_builder, run_with_kernels, salt_sources, torch214_python
 
 pytestmark = pytest.mark.slow
@@ -280,7 +280,7 @@ def test_cli_nix_package_builds_a_kernel_without_pip(tmp_path: Path, fetched: No
 
 
 def test_public_wheel_urls_for_mirrored_wheels() -> None:
-    from kernel_builder.toolchain.locking import public_wheel_url
+    from kernel_builder.toolchain.pinned.locking import public_wheel_url
 
     assert public_wheel_url("file:///opt/pypi/files/mdurl-0.1.2-py3-none-any.whl", "mdurl-0.1.2-py3-none-any.whl") == (
         "https://files.pythonhosted.org/packages/py3/m/mdurl/mdurl-0.1.2-py3-none-any.whl"

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder import nix
+from kernel_builder.flake import nix
 from kernel_builder.cli.init import scaffold_files
 from kernel_builder.config import load, loads
 from kernel_builder.errors import ConfigError
-from kernel_builder.toolchain.flake_input import prepare_kernel_flake
+from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import matrix
 from nix_support import PYTHON, kernel_builder

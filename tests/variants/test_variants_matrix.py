@@ -9,6 +9,7 @@ import pytest
 
 from kernel_builder.config import loads
 from kernel_builder.errors import ConfigError
+from kernel_builder.toolchain.pinned.lockrequests import served_build_sets
 from kernel_builder.variants.buildsets import BuildSet, build_sets_path, current_system, load_build_sets, parse_build_sets
 from kernel_builder.variants.matrix import matrix, variant_for
 from kernel_builder.config.model import Backend
@@ -159,7 +160,7 @@ class TestNoarchAndTvmFfi:
 
 class TestShippedBuildSets:
     def test_upstream_bundle_matrix_and_local_sets(self) -> None:
-        sets = load_build_sets()
+        sets = load_build_sets(served=served_build_sets())
         assert {b.label for b in sets if b.local} == {
             "torch 2.13 cpu x86_64-linux",
             "torch 2.14 cpu x86_64-linux",
@@ -258,11 +259,11 @@ class TestDefaultBounds:
             parse_bounds(data, "sets.json")
 
     def test_no_version_literals_outside_the_data_files(self) -> None:
-        """matrix.py, matrix.nix and toolchain/setup.py name no build-set or bound version."""
+        """matrix.py, matrix.nix and toolchain/host/setup.py name no build-set or bound version."""
         import re
 
         repo = Path(__file__).resolve().parents[2]
-        for rel in ("python/kernel_builder/variants/matrix.py", "nix/lib/pure/matrix.nix", "python/kernel_builder/toolchain/setup.py"):
+        for rel in ("python/kernel_builder/variants/matrix.py", "nix/lib/pure/matrix.nix", "python/kernel_builder/toolchain/host/setup.py"):
             code = "\n".join(line for line in (repo / rel).read_text().splitlines() if not line.lstrip().startswith(("#", "=>", "(kernelConfigWith", "(matrix", "expandBuildSets", "*")))
             code = re.sub(r'""".*?"""', "", code, flags=re.S)
             code = re.sub(r"/\*.*?\*/", "", code, flags=re.S)
@@ -271,8 +272,8 @@ class TestDefaultBounds:
 
 class TestSetupEnvironmentsFromTheLock:
     def test_default_envs_follow_the_lock(self) -> None:
-        from kernel_builder.toolchain.lockrequests import torch_environments
-        from kernel_builder.toolchain.setup import default_envs
+        from kernel_builder.toolchain.pinned.lockrequests import torch_environments
+        from kernel_builder.toolchain.host.setup import default_envs
 
         envs = default_envs()
         assert [(e.name, e.torch, e.serves) for e in envs] == [
@@ -287,7 +288,7 @@ class TestSetupEnvironmentsFromTheLock:
         sets = tmp_path / "sets.json"
         sets.write_text(json.dumps({"buildSets": [{"torch": "2.13", "backend": "cpu", "systems": ["aarch64-linux", "x86_64-linux"]}, {"torch": "2.14", "backend": "cpu", "systems": ["x86_64-linux"]}]}))
         monkeypatch.setenv("KERNEL_BUILDER_TOOLCHAIN_LOCK", str(lock))
-        assert [(b.label, b.local) for b in load_build_sets(sets)] == [
+        assert [(b.label, b.local) for b in load_build_sets(sets, served=served_build_sets())] == [
             ("torch 2.13 cpu aarch64-linux", False),
             ("torch 2.13 cpu x86_64-linux", True),
             ("torch 2.14 cpu x86_64-linux", False),

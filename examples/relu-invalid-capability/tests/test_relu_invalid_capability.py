@@ -6,8 +6,8 @@
 from pathlib import Path
 
 import pytest
-from kernel_builder.variant_build.cuda_archs import select_archs
-from kernel_builder.variant_build.generate import plan_compile
+from kernel_builder.driver.cuda_archs import select_archs
+from kernel_builder.driver.generate import plan_compile
 from kernel_builder.config import load
 from kernel_builder.errors import BuildError
 

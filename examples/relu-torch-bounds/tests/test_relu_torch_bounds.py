@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from kernel_builder.variant_build.local import build_local
+from kernel_builder.flake.local import build_local
 from kernel_builder.errors import BuildError
 
 SOURCE = Path(__file__).resolve().parents[1]

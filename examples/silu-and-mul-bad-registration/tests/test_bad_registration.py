@@ -5,7 +5,7 @@
 
 from pathlib import Path
 
-from kernel_builder.variant_build.opslint import lint_tree
+from kernel_builder.tree.opslint import lint_tree
 
 PACKAGE = Path(__file__).resolve().parents[1] / "torch-ext" / "silu_and_mul"
 

@@ -10,18 +10,12 @@ let
   readJSONOr = file: fallback:
     if builtins.pathExists file then builtins.fromJSON (builtins.readFile file) else fallback;
 
-  # Only the modules the one-variant build (`python -m kernel_builder.variant_build.run_variant`)
-  # imports, so that editing the CLI, the loader, the Hub code, variant resolution or
-  # toolchain setup rebuilds no variant. tests/nix/test_nix_eval.py checks this list against
-  # the import closure of run_variant and that a change outside it keeps every derivation.
-  variantBuildDirs = [ "config" "data" "variant_build" ];
-  variantBuildFiles = [
-    "__init__.py" "_files.py" "_git.py" "_jsontext.py" "_source.py" "digest.py" "errors.py" "ids.py"
-    "layout.py" "metadata.py" "toolchain/__init__.py" "toolchain/lockrequests.py"
-    "variants/__init__.py" "variants/buildsets.py" "variants/host.py" "variants/names.py" "variants/selection.py"
-  ];
-  variantBuildParents = [ "toolchain" "variants" ];
-  notVariantBuild = [ "config/update.py" ];  # update-build: CLI only
+  # What a variant derivation runs (`python -m kernel_builder.driver.run_variant`) may import
+  # only these packages and the package's top-level (core) modules, so that editing the
+  # CLI, the flake front end, the loader, the Hub code or the toolchain front end rebuilds
+  # no variant. tests/test_boundaries.py holds the Python side to this list, and
+  # tests/nix/test_nix_eval.py checks that an edit outside it keeps every derivation.
+  variantBuildDirs = [ "config" "data" "driver" "tree" "variants" ];
   pythonRoot = root + "/python";
   pythonSrc = builtins.path {
     name = "kernel-builder-python";
@@ -31,17 +25,14 @@ let
         rel = builtins.substring (builtins.stringLength pythonRoot + 1) (-1) (toString p);
         base = baseNameOf p;
         parts = builtins.filter builtins.isString (builtins.split "/" rel);
-        inPackage = builtins.substring (builtins.stringLength "kernel_builder/") (-1) rel;
       in
       base != "__pycache__"
       && builtins.match ".*\\.(pyc|egg-info)" base == null
-      && !(builtins.elem inPackage notVariantBuild)
       && (
         rel == "kernel_builder"
-        || (builtins.head parts == "kernel_builder" && builtins.length parts >= 2 && (
-          builtins.elem (builtins.elemAt parts 1) variantBuildDirs
-          || builtins.elem inPackage variantBuildFiles
-          || (type == "directory" && builtins.elem inPackage variantBuildParents)))
+        || (builtins.head parts == "kernel_builder" && (
+          (builtins.length parts == 2 && (type == "directory" -> builtins.elem base variantBuildDirs))
+          || (builtins.length parts > 2 && builtins.elem (builtins.elemAt parts 1) variantBuildDirs)))
       );
   };
 in

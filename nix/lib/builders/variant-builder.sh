@@ -26,7 +26,7 @@ if [ -n "${placeholders:-}" ]; then
     fi
   done
 fi
-args=(-m kernel_builder.variant_build.run_variant
+args=(-m kernel_builder.driver.run_variant
   --source "$source_dir"
   --variant "$variant"
   --out "$out"

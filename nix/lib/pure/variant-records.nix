@@ -6,7 +6,7 @@ let
 in
 rec {
   /* The toolchain key of a build set: the same string
-     python/kernel_builder/toolchain/discover.py writes into toolchains.json.
+     python/kernel_builder/toolchain/host/discover.py writes into toolchains.json.
 
      Type: keyOf :: { torch, backend, backendVersion, ... } -> string
 

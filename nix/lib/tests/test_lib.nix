@@ -59,11 +59,11 @@ in
       };
     };
     pythonSrcIsTheVariantBuild = {
-      expr = map (rel: builtins.pathExists "${lib.context.pythonSrc}/kernel_builder/${rel}") [ "variant_build/run_variant.py" "cli/build.py" "config/update.py" ];
+      expr = map (rel: builtins.pathExists "${lib.context.pythonSrc}/kernel_builder/${rel}") [ "driver/run_variant.py" "cli/build.py" "config/update.py" ];
       expected = [ true false false ];
     };
     pythonFullSrcIsTheWholePackage = {
-      expr = map (rel: builtins.pathExists "${lib.context.pythonFullSrc}/kernel_builder/${rel}") [ "variant_build/run_variant.py" "cli/build.py" ];
+      expr = map (rel: builtins.pathExists "${lib.context.pythonFullSrc}/kernel_builder/${rel}") [ "driver/run_variant.py" "cli/build.py" ];
       expected = [ true true ];
     };
   };

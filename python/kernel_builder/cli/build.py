@@ -1,7 +1,7 @@
 """``kernel-builder build``: build variants with Nix (or ``--local``) into DIR/build.
 
 The command validates build.toml before Nix runs, selects the variants to build
-(``variants.selection``), hands them to ``flake_build`` and shows what happens: live
+(``flake.selection``), hands them to ``flake.flake_build`` and shows what happens: live
 progress on stderr, a final table, the log tail of each failed variant. Results go to
 stdout only with ``--json``.
 """
@@ -19,7 +19,7 @@ import click
 
 from kernel_builder.cli import output
 from kernel_builder.errors import BuildError, ConfigError
-from kernel_builder.variants.selection import default_jobs, select_variants
+from kernel_builder.flake.selection import default_jobs, select_variants
 
 __all__ = ["build"]
 
@@ -112,7 +112,7 @@ def build(
         _build_local(kernel_dir, variants, backends, toolchain_python, max_jobs, print_build_logs, as_json)
         return
     if print_nix_args:
-        from kernel_builder.toolchain.flake_input import prepare_kernel_flake  # lazy: as load
+        from kernel_builder.flake.kernel_flake import prepare_kernel_flake  # lazy: as load
 
         output.result(shlex.join(prepare_kernel_flake(kernel_dir, list(extra_pythons), toolchain=toolchain).flake_args))
         return
@@ -121,8 +121,8 @@ def build(
             f"{kernel_dir / 'flake.nix'} does not exist",
             hint="a kernel flake calls kernel-builder.lib.genKernelFlakeOutputs (`kernel-builder init` writes one), or build with --local",
         )
-    from kernel_builder import flake_build  # lazy: nix, the toolchain modules and rich are build-only
-    from kernel_builder.cache import cache_settings  # lazy: as flake_build
+    from kernel_builder.flake import flake_build  # lazy: nix, the toolchain modules and rich are build-only
+    from kernel_builder.flake.cache import cache_settings  # lazy: as flake_build
 
     cache = cache_settings(caches, trusted_keys)
     flake = flake_build.open_kernel_flake(kernel_dir, extra_pythons, toolchain)
@@ -234,7 +234,7 @@ def _build_local(
     kernel_dir: Path, variants: Sequence[str], backends: Sequence[str], toolchain_python: str | None,
     jobs: int | None, verbose: bool, as_json: bool,
 ) -> None:
-    from kernel_builder.variant_build.local import build_local  # lazy: as load
+    from kernel_builder.flake.local import build_local  # lazy: as load
 
     results = build_local(
         kernel_dir, variants=list(variants) or None, backends=list(backends) or None,

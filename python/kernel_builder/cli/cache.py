@@ -9,7 +9,7 @@ import click
 
 from kernel_builder.cli import output
 from kernel_builder.errors import BuildError
-from kernel_builder.variants.selection import select_variants
+from kernel_builder.flake.selection import select_variants
 
 __all__ = ["cache"]
 
@@ -42,7 +42,7 @@ def key_cmd(name: str, out_dir: Path) -> None:
       kernel-builder cache key team-cache-1 --out keys
       kernel-builder build . --cache file:///srv/cache --trusted-key keys/team-cache-1.pub
     """
-    from kernel_builder.cache import make_key_pair  # lazy: as in push
+    from kernel_builder.flake.cache import make_key_pair  # lazy: as in push
 
     secret, public = make_key_pair(name, out_dir)
     output.note(f"secret key: {secret}")
@@ -74,10 +74,10 @@ def push_cmd(directory: Path, url: str, secret_key: Path, variants: tuple[str, .
       kernel-builder cache push . --to 's3://kernels-cache?region=eu-west-1' --secret-key $CACHE_KEY_FILE
       kernel-builder cache push . --to /srv/cache --secret-key keys/team-cache-1.sec --variant torch213-cxx11-cpu-x86_64-linux
     """
-    from kernel_builder import nix  # lazy: the nix driver and flake modules are cache-only
-    from kernel_builder.cache import cache_url, secret_key_name  # lazy: as nix
+    from kernel_builder.flake import nix  # lazy: the nix driver and flake modules are cache-only
+    from kernel_builder.flake.cache import cache_url, secret_key_name  # lazy: as nix
     from kernel_builder.config import load  # lazy: as nix
-    from kernel_builder.flake_build import open_kernel_flake  # lazy: as nix
+    from kernel_builder.flake.flake_build import open_kernel_flake  # lazy: as nix
 
     kernel_dir = directory.resolve()
     load(kernel_dir)

@@ -8,9 +8,9 @@ import sys
 import click
 
 from kernel_builder.cli import output
-from kernel_builder.toolchain.discover import load_toolchains, python_for_variant
-from kernel_builder.toolchain.pinned import pinned_pythons
-from kernel_builder.variant_build.checks import check_tree, failed_tree_error
+from kernel_builder.toolchain.host.discover import load_toolchains, python_for_variant
+from kernel_builder.toolchain.pinned.store import pinned_pythons
+from kernel_builder.tree.checks import check_tree, failed_tree_error
 
 __all__ = ["check"]
 

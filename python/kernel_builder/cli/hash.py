@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from kernel_builder.cli import output
-from kernel_builder.layout import hash_tree
+from kernel_builder.tree.layout import hash_tree
 
 __all__ = ["hash_cmd"]
 

@@ -9,11 +9,11 @@ import click
 
 from kernel_builder.cli import output
 from kernel_builder.errors import ConfigError
-from kernel_builder.toolchain.discover import discover, load_toolchains, write_toolchains
-from kernel_builder.toolchain.fetch import fetch
-from kernel_builder.toolchain.lockfile import load_lock
-from kernel_builder.toolchain.locking import relock
-from kernel_builder.toolchain.setup import create_env, default_envs, plan
+from kernel_builder.toolchain.host.discover import discover, load_toolchains, write_toolchains
+from kernel_builder.toolchain.pinned.fetch import fetch
+from kernel_builder.toolchain.pinned.lockfile import load_lock
+from kernel_builder.toolchain.pinned.locking import relock
+from kernel_builder.toolchain.host.setup import create_env, default_envs, plan
 
 __all__ = ["toolchain"]
 

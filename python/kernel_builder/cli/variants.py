@@ -8,6 +8,7 @@ import click
 
 from kernel_builder.cli import output
 from kernel_builder.config import load
+from kernel_builder.toolchain.pinned.lockrequests import served_build_sets
 from kernel_builder.variants.buildsets import all_systems, current_system, load_build_sets
 from kernel_builder.variants.matrix import matrix
 
@@ -42,7 +43,7 @@ def list_variants(directory: Path, system: str | None, bundle: bool, as_json: bo
     With `--json --explain` the output is an object with `variants` and `build_sets`
     (each build set with `reason` and, when it is in, `variant`).
     """
-    build_sets = load_build_sets()
+    build_sets = load_build_sets(served=served_build_sets())
     known = all_systems(build_sets)
     if system is None:
         system = current_system()

@@ -28,7 +28,7 @@ from kernel_builder.errors import ConfigError
 
 if TYPE_CHECKING:
     from kernel_builder.config.model import Build
-    from kernel_builder.metadata import Metadata
+    from kernel_builder.tree.metadata import Metadata
 
 __all__ = [
     "CardContext",

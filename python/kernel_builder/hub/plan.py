@@ -25,7 +25,7 @@ from pathlib import Path
 
 import attrs
 
-from kernel_builder.digest import VariantScan, scan_file
+from kernel_builder.tree.digest import VariantScan, scan_file
 
 __all__ = [
     "LocalFile",

@@ -2,7 +2,7 @@
 
 ``read_tree`` finds the variants (``layout.discover_variants``) and reads their metadata
 and, for a kernel source, build.toml; ``choose_target`` settles the repo id and branch;
-``render_tree_card`` renders the card. The checks are ``variant_build.checks.check_tree``'s.
+``render_tree_card`` renders the card. The checks are ``tree.checks.check_tree``'s.
 Nothing here talks to the Hub.
 """
 
@@ -19,8 +19,8 @@ from kernel_builder.errors import CheckError, ConfigError
 from kernel_builder.hub import card as cardlib
 from kernel_builder.hub.plan import LocalFile, local_file
 from kernel_builder.ids import REPO_ID_RULE, RepoId
-from kernel_builder.layout import discover_variants
-from kernel_builder.metadata import Metadata
+from kernel_builder.tree.layout import discover_variants
+from kernel_builder.tree.metadata import Metadata
 
 if TYPE_CHECKING:
     from kernel_builder.config.model import Build

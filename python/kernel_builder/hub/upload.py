@@ -5,7 +5,7 @@ Steps (each a small function below, glued together by ``upload``):
 1. read the tree: variants and their metadata (``layout.discover_variants``), build.toml
    when the directory is a kernel source, and every file once (``digest.scan_variant``:
    the digest hash and the Hub's ids, which steps 2, 4 and 5 share);
-2. check it (``variant_build.checks.check_tree``: layout, metadata, digests, ABI, ops
+2. check it (``tree.checks.check_tree``: layout, metadata, digests, ABI, ops
    lint) unless forced, and warn about dirty builds;
 3. work out the repo id and the branch (``--branch``, ``[general.hub] branch``, else
    ``v<version>`` agreed by all variants);
@@ -35,7 +35,7 @@ from huggingface_hub import CommitOperationAdd, CommitOperationDelete, HfApi
 from huggingface_hub.errors import HfHubHTTPError, RepositoryNotFoundError
 from huggingface_hub.utils import tqdm
 
-from kernel_builder.digest import VariantScan, scan_variant
+from kernel_builder.tree.digest import VariantScan, scan_variant
 from kernel_builder.errors import CheckError, HubError
 from kernel_builder.hub.client import repo_url
 from kernel_builder.hub.errors import CONNECTION_HINT, hub_error, is_connection_error
@@ -56,7 +56,7 @@ from kernel_builder.hub.tree import (
     read_tree,
     render_tree_card,
 )
-from kernel_builder.variant_build.checks import check_tree
+from kernel_builder.tree.checks import check_tree
 
 __all__ = [
     "UploadOptions",

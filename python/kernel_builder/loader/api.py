@@ -34,7 +34,7 @@ from kernel_builder.loader.importer import LoadedKernel, RepoInfo, import_varian
 from kernel_builder.loader.kernel_deps import get_kernel_dep, load_dependencies
 from kernel_builder.loader.local import local_overrides, local_variant_dir
 from kernel_builder.loader.lockfile import LOCKFILE, Lock, find_lock, parse_lockfile, read_lockfile
-from kernel_builder.metadata import Metadata
+from kernel_builder.tree.metadata import Metadata
 from kernel_builder.variants.resolve import VariantAccepted, VariantRejected, resolve
 from kernel_builder.variants.system import System, detect_system, select_backend
 

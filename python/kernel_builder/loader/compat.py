@@ -21,7 +21,7 @@ import attrs
 
 from kernel_builder import __version__
 from kernel_builder.errors import LoadError
-from kernel_builder.metadata import Metadata
+from kernel_builder.tree.metadata import Metadata
 
 __all__ = [
     "KERNELS_VERSION",

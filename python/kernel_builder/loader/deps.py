@@ -9,7 +9,7 @@ from importlib import resources
 from typing import Any
 
 from kernel_builder.loader.errors import InvalidRequest, MissingDependency
-from kernel_builder.metadata import Metadata
+from kernel_builder.tree.metadata import Metadata
 
 __all__ = ["registry", "validate_python_depends"]
 

@@ -20,7 +20,7 @@ from kernel_builder.loader import cache
 from kernel_builder.loader.errors import InvalidRequest, KernelNotFound
 from kernel_builder.loader.local import list_variant_dirs
 from kernel_builder.loader.verify import skip_requested, verify_variant
-from kernel_builder.metadata import Metadata
+from kernel_builder.tree.metadata import Metadata
 from kernel_builder.variants.resolve import Resolution, format_trace, resolve
 from kernel_builder.variants.system import System
 

@@ -23,7 +23,7 @@ from kernel_builder.loader.errors import KernelNotFound
 from kernel_builder.loader.kernel_deps import providing
 from kernel_builder.loader.safe_import import check_module_id, spec_for
 from kernel_builder.loader.verify import verify_variant
-from kernel_builder.metadata import Metadata
+from kernel_builder.tree.metadata import Metadata
 
 __all__ = ["RepoInfo", "LoadedKernel", "import_variant", "loaded_kernels"]
 

@@ -17,7 +17,7 @@ from kernel_builder.hub.download import HubClient, is_offline
 from kernel_builder.loader import cache
 from kernel_builder.loader.fetch import Target, available_versions, select_revision, variant_names
 from kernel_builder.loader.local import list_variant_dirs
-from kernel_builder.metadata import Metadata
+from kernel_builder.tree.metadata import Metadata
 from kernel_builder.variants import names as vnames
 from kernel_builder.variants.resolve import Resolution, resolve
 from kernel_builder.variants.system import System

@@ -19,7 +19,7 @@ from types import ModuleType
 
 from kernel_builder.config.model import KernelDependency
 from kernel_builder.loader.errors import InvalidRequest
-from kernel_builder.metadata import Metadata
+from kernel_builder.tree.metadata import Metadata
 
 __all__ = ["get_kernel_dep", "load_dependencies", "providing"]
 

@@ -20,10 +20,10 @@ import os
 import warnings
 from pathlib import Path
 
-from kernel_builder.digest import Digest, is_excluded, validate_digest
+from kernel_builder.tree.digest import Digest, is_excluded, validate_digest
 from kernel_builder.loader.cache import cache_root
 from kernel_builder.loader.errors import IntegrityError
-from kernel_builder.metadata import Metadata
+from kernel_builder.tree.metadata import Metadata
 
 __all__ = ["SKIP_ENV", "skip_requested", "verify_variant"]
 

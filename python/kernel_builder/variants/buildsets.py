@@ -7,8 +7,9 @@ systems it exists on, whether it is part of the default bundle, and an optional 
 version. Entries are expanded to one ``BuildSet`` per system, in file order. The file's
 ``defaultBounds`` are the Torch and CUDA bounds a build.toml gets when it names none.
 
-``BuildSet.local`` (this machine can build the set) is not in the shared file: it comes
-from the pinned toolchain lock (``toolchain/lockrequests.served_build_sets``).
+``BuildSet.local`` (this machine can build the set) is not in the shared file: the caller
+passes what the pinned toolchain lock serves (``toolchain.pinned.lockrequests.served_build_sets``),
+so this module reads no toolchain file.
 
 The file is found through ``$KERNEL_BUILDER_BUILD_SETS`` or ``kernel_builder._source.nix_dir()``.
 """
@@ -18,6 +19,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +28,6 @@ import attrs
 from kernel_builder._source import nix_data_file
 from kernel_builder.config.model import Backend, Version
 from kernel_builder.errors import ConfigError
-from kernel_builder.toolchain.lockrequests import served_build_sets
 from kernel_builder.variants.host import host_platform
 from kernel_builder.variants.names import VERSIONED_COMPUTE
 
@@ -201,15 +202,16 @@ def _load(path: str) -> tuple[tuple[BuildSet, ...], DefaultBounds]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _fail(path, f"not valid JSON: {exc}") from None
-    sets = parse_build_sets(data, path)
-    served = served_build_sets()
-    return tuple(attrs.evolve(b, local=True) if (b.system, b.key) in served else b for b in sets), parse_bounds(data, path)
+    return parse_build_sets(data, path), parse_bounds(data, path)
 
 
-def load_build_sets(path: str | os.PathLike[str] | None = None) -> tuple[BuildSet, ...]:
-    """Every build set, one per (entry, system), in file order; ``local`` marks those the
-    pinned toolchain lock serves."""
-    return _load(str(path if path is not None else build_sets_path()))[0]
+def load_build_sets(
+    path: str | os.PathLike[str] | None = None, *, served: Collection[tuple[str, str]] = frozenset()
+) -> tuple[BuildSet, ...]:
+    """Every build set, one per (entry, system), in file order; ``local`` marks those in
+    ``served`` ((system, key) pairs: what the pinned toolchain lock serves)."""
+    sets = _load(str(path if path is not None else build_sets_path()))[0]
+    return tuple(attrs.evolve(b, local=True) if (b.system, b.key) in served else b for b in sets)
 
 
 @attrs.frozen

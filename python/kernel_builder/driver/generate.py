@@ -1,0 +1,227 @@
+"""Generated build files for one arch variant: a compile plan, then CMake text.
+
+``plan_compile`` is a pure function of the build.toml model, the variant and the
+toolchain facts; ``render`` turns the plan into the files of a scratch CMake project
+(``CMakeLists.txt`` and ``include/registration.h``). Nothing here runs a compiler.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from importlib import resources
+from pathlib import Path
+
+import attrs
+import jinja2
+
+from kernel_builder.driver import cuda_archs
+from kernel_builder.config.model import Backend, Build, Torch
+from kernel_builder.errors import BuildError
+
+__all__ = [
+    "CompilePlan",
+    "plan_compile",
+    "render",
+    "render_ops_py",
+    "render_noarch_ops_py",
+    "backend_defines",
+    "stable_abi_define",
+    "template_text",
+]
+
+_COMPILED = (".c", ".cc", ".cpp", ".cxx", ".cu", ".hip", ".mm", ".metal")
+_ROCM_ARCHS = ("gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201")
+
+
+@attrs.frozen
+class CompilePlan:
+    """Everything the generated CMake project needs, as plain values."""
+
+    variant: str
+    name: str
+    ops_id: str
+    backend: str
+    cxx_standard: int
+    sources: tuple[str, ...]
+    defines: tuple[str, ...]
+    includes: tuple[str, ...]
+    system_includes: tuple[str, ...] = ()
+    cxx_flags: tuple[str, ...] = ()
+    cuda_flags: tuple[str, ...] = ()
+    source_options: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    archs: tuple[str, ...] = ()
+    cuda_arch_list: tuple[str, ...] = ()
+
+
+def template_text(name: str) -> str:
+    return resources.files("kernel_builder.driver").joinpath("templates", name).read_text()
+
+
+def backend_defines(backend: str) -> tuple[str, ...]:
+    """The macros a kernel's sources see for their backend (the source contract)."""
+    return {
+        "cpu": ("CPU_KERNEL",),
+        "cuda": ("CUDA_KERNEL", "USE_CUDA=1"),
+        "rocm": ("ROCM_KERNEL", "USE_ROCM=1"),
+        "xpu": ("XPU_KERNEL", "USE_XPU"),
+        "metal": ("METAL_KERNEL",),
+    }.get(backend, ())
+
+
+def stable_abi_define(version: tuple[int, int]) -> str:
+    """``TORCH_TARGET_VERSION`` = ``(major << 56) | (minor << 48)`` as a hex literal."""
+    return f"TORCH_TARGET_VERSION=0x{(version[0] << 56) | (version[1] << 48):016x}"
+
+
+def _abs(source_dir: Path, rel: str) -> str:
+    return (source_dir / rel).as_posix()
+
+
+def _random_seed(rel: str) -> str:
+    """nvcc names internal symbols with random numbers unless seeded; one seed per file."""
+    return f"-frandom-seed=0x{hashlib.sha256(rel.encode()).hexdigest()[:8]}"
+
+
+def plan_compile(
+    build: Build,
+    *,
+    variant: str,
+    backend: str,
+    ops_id: str,
+    source_dir: Path,
+    scratch_dir: Path,
+    torch_version: tuple[int, int],
+    stable_abi: tuple[int, int] | None = None,
+    cuda_version: tuple[int, int] | None = None,
+    cuda_supported: frozenset[cuda_archs.CudaArch] | None = None,
+    extra_system_includes: tuple[str, ...] = (),
+    toolchain_prefix_maps: tuple[str, ...] = (),
+) -> CompilePlan:
+    """Sources, macros, include dirs and flags for ``backend``'s components of ``build``."""
+    framework = build.framework
+    if not isinstance(framework, Torch):
+        raise BuildError(f"{variant}: only [torch] kernels are compiled; this kernel has {type(framework).__name__}")
+    components = build.kernels_for(Backend(backend))
+    if not components:
+        raise BuildError(
+            f"{variant}: build.toml has no [kernel.*] component with backend = \"{backend}\"",
+            hint=f"add a [kernel.NAME] table with backend = \"{backend}\" or build the torch-{backend} noarch variant",
+        )
+    sources: list[str] = []
+    options: dict[str, tuple[str, ...]] = {}
+    includes: list[str] = [(scratch_dir / "include").as_posix()]
+    for rel in framework.src:
+        if rel.endswith(_COMPILED):
+            sources.append(_abs(source_dir, rel))
+            if framework.cxx_flags:
+                options[_abs(source_dir, rel)] = tuple(framework.cxx_flags)
+    for inc in framework.include or ():
+        includes.append(_abs(source_dir, inc))
+    all_archs: set[cuda_archs.CudaArch] = set()
+    rocm_archs: set[str] = set()
+    for kname, kernel in sorted(components.items()):
+        for inc in kernel.include or ():
+            includes.append(_abs(source_dir, inc))
+        if backend == "cuda":
+            assert cuda_version is not None
+            all_archs.update(
+                cuda_archs.select_archs(
+                    kernel.cuda_capabilities, cuda_version=cuda_version, supported=cuda_supported, kernel=kname
+                )
+            )
+        if backend == "rocm":
+            wanted = set(kernel.rocm_archs or _ROCM_ARCHS)
+            chosen = wanted & set(_ROCM_ARCHS)
+            if not chosen:
+                raise BuildError(
+                    f"[kernel.{kname}]: empty set of architectures after intersection: rocm-archs "
+                    f"{sorted(wanted)} and supported {' '.join(_ROCM_ARCHS)}",
+                    hint="list architectures the ROCm toolkit supports in rocm-archs",
+                )
+            rocm_archs |= chosen
+        for rel in kernel.src:
+            if not rel.endswith(_COMPILED):
+                continue
+            path = _abs(source_dir, rel)
+            sources.append(path)
+            if rel.endswith((".cu", ".hip")):
+                flags = tuple(kernel.cuda_flags or ()) + tuple(kernel.hip_flags or ())
+                if backend == "cuda":
+                    flags += (_random_seed(rel),)
+            else:
+                flags = tuple(kernel.cxx_flags or ()) + tuple(kernel.sycl_flags or ())
+            if flags:
+                options[path] = flags
+    defines = [f"TORCH_EXTENSION_NAME={ops_id}", *backend_defines(backend)]
+    if stable_abi is not None:
+        defines.append(stable_abi_define(stable_abi))
+    prefix_maps = (
+        f"-ffile-prefix-map={source_dir.as_posix()}=/kernel-source",
+        f"-ffile-prefix-map={scratch_dir.as_posix()}=/kernel-build",
+        *toolchain_prefix_maps,
+    )
+    cxx_flags = ("-fno-gnu-unique", *prefix_maps)
+    cuda_flags: tuple[str, ...] = ()
+    system_includes = tuple(extra_system_includes)
+    if backend == "cuda":
+        cuda_flags = (
+            *cuda_archs.gencode_flags(all_archs),
+            "-Xcompiler=-fno-gnu-unique",
+            *(f"-Xcompiler={flag}" for flag in prefix_maps),
+        )
+    archs: tuple[str, ...] = ()
+    if backend == "cuda":
+        archs = tuple(cuda_archs.metadata_archs(all_archs))
+    elif backend == "rocm":
+        archs = tuple(sorted(rocm_archs))
+    return CompilePlan(
+        variant=variant,
+        name=build.name,
+        ops_id=ops_id,
+        backend=backend,
+        cxx_standard=17 if torch_version < (2, 12) else 20,
+        sources=tuple(dict.fromkeys(sources)),
+        defines=tuple(defines),
+        includes=tuple(dict.fromkeys(includes)),
+        system_includes=system_includes,
+        cxx_flags=cxx_flags,
+        cuda_flags=cuda_flags,
+        source_options=tuple(sorted(options.items())),
+        archs=archs,
+        cuda_arch_list=tuple(sorted({str(a.base) for a in all_archs})),
+    )
+
+
+def render(plan: CompilePlan) -> dict[str, str]:
+    """The scratch project's files, relative path → text."""
+    env = jinja2.Environment(keep_trailing_newline=True, undefined=jinja2.StrictUndefined, autoescape=False)
+    cmake = env.from_string(template_text("CMakeLists.txt.j2")).render(
+        variant=plan.variant,
+        name=plan.name,
+        ops_id=plan.ops_id,
+        cuda=plan.backend == "cuda",
+        hip=plan.backend == "rocm",
+        xpu=plan.backend == "xpu",
+        metal=plan.backend == "metal",
+        archs=plan.archs,
+        cxx_standard=plan.cxx_standard,
+        sources=plan.sources,
+        defines=plan.defines,
+        includes=plan.includes,
+        system_includes=plan.system_includes,
+        cxx_flags=plan.cxx_flags,
+        cuda_flags=plan.cuda_flags,
+        source_options=plan.source_options,
+    )
+    return {"CMakeLists.txt": cmake, os.path.join("include", "registration.h"): template_text("registration.h")}
+
+
+def render_ops_py(*, name: str, backend: str, ops_id: str) -> str:
+    env = jinja2.Environment(keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    return env.from_string(template_text("_ops.py.j2")).render(name=name, backend=backend, ops_id=ops_id)
+
+
+def render_noarch_ops_py(*, name: str, python_name: str, uid: str) -> str:
+    env = jinja2.Environment(keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    return env.from_string(template_text("_ops_noarch.py.j2")).render(name=name, python_name=python_name, uid=uid)

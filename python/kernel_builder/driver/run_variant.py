@@ -1,0 +1,92 @@
+"""Build one variant from the command line: what each Nix derivation executes.
+
+    python -m kernel_builder.driver.run_variant --source SRC --variant NAME --out OUT \\
+        --toolchain-python PY [--unique-id ID] [--kernel-commit SHA [--kernel-dirty]]
+
+Writes ``OUT/<variant>/`` complete (files, ``metadata.json`` with digest) after the checks
+pass; exits 1 with the error on stderr otherwise. Kept on argparse so it starts fast and
+needs nothing beyond the package itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+from kernel_builder.errors import KernelBuilderError
+from kernel_builder.driver.variant import build_variant
+
+__all__ = ["main", "parser"]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m kernel_builder.driver.run_variant",
+        description="Build one variant of a kernel into OUT/<variant>/ (generate, compile, lay out, check).",
+    )
+    p.add_argument("--source", required=True, help="kernel source directory (holds build.toml)")
+    p.add_argument("--variant", required=True, help="variant name, e.g. torch213-cxx11-cpu-x86_64-linux or torch-cpu")
+    p.add_argument("--out", required=True, help="output directory; the variant is written to OUT/<variant>/")
+    p.add_argument("--toolchain-python", required=True, help="Python with the variant's torch, cmake and ninja")
+    p.add_argument("--unique-id", help="ops identifier suffix (default: git short rev, else a source hash)")
+    p.add_argument("--kernel-commit", help="kernel source git commit recorded in provenance (40 hex)")
+    p.add_argument("--kernel-dirty", action="store_true", help="the kernel source had uncommitted changes")
+    p.add_argument("--jobs", type=int, help="parallel compile jobs (default: NIX_BUILD_CORES or CPU count)")
+    p.add_argument(
+        "--strict-manylinux",
+        action="store_true",
+        default=os.environ.get("KERNEL_BUILDER_STRICT_MANYLINUX") == "1",
+        help="fail (not warn) on manylinux_2_28 violations (default with the pinned toolchain, which sets KERNEL_BUILDER_STRICT_MANYLINUX=1)",
+    )
+    p.add_argument("--keep-scratch", action="store_true", help="keep the generated CMake project and logs")
+    p.add_argument("-v", "--verbose", action="store_true", help="stream compiler output to stderr")
+    return p
+
+
+class _Tagged(logging.Formatter):
+    """``kernel-builder: [warning: ]message``: the lines the derivation's log shows."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        level = "warning: " if record.levelno >= logging.WARNING else ""
+        return f"kernel-builder: {level}{record.getMessage()}"
+
+
+def _show_log() -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Tagged())
+    logger = logging.getLogger("kernel_builder")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    _show_log()
+    if args.kernel_dirty and not args.kernel_commit:
+        parser().error("--kernel-dirty needs --kernel-commit")
+
+    try:
+        result = build_variant(
+            args.source,
+            args.variant,
+            args.out,
+            toolchain_python=args.toolchain_python,
+            uid=args.unique_id,
+            kernel_commit=args.kernel_commit,
+            kernel_dirty=args.kernel_dirty,
+            jobs=args.jobs,
+            verbose=args.verbose,
+            keep_scratch=args.keep_scratch,
+            strict_manylinux=args.strict_manylinux,
+        )
+    except KernelBuilderError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    print(result.path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""Build one variant: generate → compile → lay out → metadata + digest → check → publish.
+
+This is what each Nix derivation runs (through ``run_variant``) and what
+``kernel-builder build --local`` runs per variant. Inputs are the kernel source, the
+variant name and a toolchain Python; the output is ``OUT/<variant>/``, complete or absent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+import time
+from pathlib import Path
+
+import attrs
+
+from kernel_builder.config import load
+from kernel_builder.config.model import Backend, Build, Torch
+from kernel_builder.tree.digest import compute_digest
+from kernel_builder.errors import BuildError
+from kernel_builder.tree.layout import clean_stale_staging, publish, staging_dir
+from kernel_builder.tree.metadata import GitStatus, Metadata, Provenance, current_provenance
+from kernel_builder.driver import generate
+from kernel_builder.driver.assemble import copy_python_files, strip_runpath
+from kernel_builder.tree.checks import MANYLINUX, check_variant, manylinux_violations, objects_using, start_import_check
+from kernel_builder.driver.compile import compile_module, write_project
+from kernel_builder.driver.cuda_archs import supported_from_nvcc
+from kernel_builder.driver.ops_id import ops_identifier, unique_id
+from kernel_builder.driver.scratch import Scratch, compiled_inputs, scratch_dir
+from kernel_builder.pyenv import Toolchain, probe_cuda, probe_toolchain
+from kernel_builder.variants.names import Kind, Variant, parse
+
+__all__ = ["VariantResult", "build_variant"]
+
+log = logging.getLogger(__name__)
+
+_COMPILABLE_HERE = ("cpu", "cuda")
+
+
+@attrs.frozen
+class VariantResult:
+    """A finished variant: where it is, its ops id and archs, check warnings/notes, the time."""
+
+    variant: str
+    path: Path
+    ops_id: str
+    archs: tuple[str, ...] | None
+    warnings: tuple[str, ...]
+    seconds: float
+    notes: tuple[str, ...] = ()
+
+
+def _check_torch(build: Build, variant: Variant, toolchain: Toolchain) -> tuple[int, int] | None:
+    """Refuse a toolchain whose torch does not fit the variant; give the stable ABI version."""
+    have = toolchain.torch_major_minor
+    if variant.kind is Kind.TORCH and variant.version != have:
+        raise BuildError(
+            f"variant {variant} needs torch {variant.version[0]}.{variant.version[1]}, but the toolchain "
+            f"Python {toolchain.python} has torch {toolchain.torch_version}",
+            hint="pass --toolchain-python with a matching torch, or build the variant that matches it",
+        )
+    stable = None
+    if variant.kind is Kind.STABLE_ABI:
+        stable = variant.version
+        if have < stable:
+            raise BuildError(
+                f"variant {variant} targets the Torch stable ABI {stable[0]}.{stable[1]}, but the toolchain has "
+                f"torch {toolchain.torch_version}, which is older",
+                hint="use a torch at least as new as the [torch] stable-abi version",
+            )
+    framework = build.framework
+    if isinstance(framework, Torch) and variant.kind is Kind.TORCH:
+        if framework.minver is not None and have < framework.minver.major_minor():
+            raise BuildError(
+                f"variant {variant}: torch {toolchain.torch_version} is older than [torch] minver {framework.minver}",
+                hint="build with a torch inside [torch] minver..maxver",
+            )
+        if framework.maxver is not None and have > framework.maxver.major_minor():
+            raise BuildError(
+                f"variant {variant}: torch {toolchain.torch_version} is newer than [torch] maxver {framework.maxver}",
+                hint="build with a torch inside [torch] minver..maxver",
+            )
+    if variant.kind is not Kind.NOARCH and variant.backend == "cuda":
+        want = variant.compute.version if variant.compute else None
+        if toolchain.cuda_major_minor is None:
+            raise BuildError(
+                f"variant {variant} is a CUDA build but the toolchain torch {toolchain.torch_version} has no CUDA",
+                hint="use a CUDA build of torch (e.g. pip install torch==2.14.1, which is CUDA 13.0)",
+            )
+        if want is not None and toolchain.cuda_major_minor != want:
+            raise BuildError(
+                f"variant {variant} needs CUDA {want[0]}.{want[1]} but the toolchain torch is built for CUDA {toolchain.cuda}"
+            )
+    return stable
+
+
+def _provenance(source: Path, kernel_commit: str | None, kernel_dirty: bool) -> Provenance:
+    if kernel_commit:
+        try:
+            return current_provenance(kernel=GitStatus(kernel_commit, kernel_dirty))
+        except ValueError as exc:
+            raise BuildError(f"--kernel-commit: {exc}", hint="pass the full 40-hex commit id") from None
+    return current_provenance(source)
+
+
+def build_variant(
+    source: str | os.PathLike[str],
+    variant_name: str,
+    out_dir: str | os.PathLike[str],
+    *,
+    toolchain_python: str,
+    build: Build | None = None,
+    uid: str | None = None,
+    kernel_commit: str | None = None,
+    kernel_dirty: bool = False,
+    jobs: int | None = None,
+    verbose: bool = False,
+    keep_scratch: bool = False,
+    strict_manylinux: bool = False,
+) -> VariantResult:
+    """Build ``variant_name`` of the kernel in ``source`` into ``out_dir/variant_name``."""
+    started = time.monotonic()
+    source = Path(source).resolve()
+    out = Path(out_dir).resolve()
+    build = build or load(source)
+    try:
+        variant = parse(variant_name)
+    except ValueError as exc:
+        raise BuildError(str(exc), hint="run `kernel-builder list-variants` to see valid names") from None
+    backend = variant.backend
+    if backend not in {b.value for b in build.general.backends}:
+        raise BuildError(
+            f"variant {variant}: backend {backend} is not in [general] backends {[b.value for b in build.general.backends]}"
+        )
+    if variant.kind is Kind.TVM_FFI or build.is_tvm_ffi:
+        raise BuildError(f"variant {variant}: tvm-ffi kernels are not built by this kernel-builder yet")
+    is_arch = build.is_arch_for(Backend(backend))
+    if is_arch == (variant.kind is Kind.NOARCH):
+        expected = "an arch name (torch<MM>-…)" if is_arch else f"torch-{backend}"
+        raise BuildError(
+            f"variant {variant} does not match build.toml: for backend {backend} the variant is {expected}",
+            hint="run `kernel-builder list-variants` to see this kernel's variants",
+        )
+    uid = unique_id(source, override=uid, files=compiled_inputs(build)[0])
+    ops_id = ops_identifier(build.python_name, backend, uid)
+    log.info(f"building {variant} ({ops_id})")
+    clean_stale_staging(out)  # left by a killed build
+    staged = staging_dir(out, variant.name)
+    importer = None
+    try:
+        importer = start_import_check(toolchain_python)  # imports torch while we compile
+        # Noarch variants compile nothing and need no scratch directory.
+        scratch_context = (
+            scratch_dir(build, source, variant.name, ops_id, keep=keep_scratch) if is_arch else contextlib.nullcontext()
+        )
+        with scratch_context as scratch:
+            metadata = _assemble(
+                build, variant, source, staged, scratch, ops_id, uid, is_arch, toolchain_python,
+                _provenance(source, kernel_commit, kernel_dirty), jobs, verbose, strict_manylinux,
+            )
+            if keep_scratch and scratch is not None:
+                log.info(f"scratch kept at {scratch.path}")
+        report = check_variant(
+            staged,
+            python=toolchain_python,
+            pyext=build.pyext,
+            python_name=build.python_name,
+            strict_manylinux=strict_manylinux,
+            variant_name=variant.name,
+            import_process=importer,
+        )
+        for warning in report.warnings:
+            log.warning("%s", warning)
+        final_dir = out / variant.name
+        publish(staged, final_dir)
+    except BaseException:
+        shutil.rmtree(staged, ignore_errors=True)
+        if importer is not None and importer.poll() is None:
+            importer.kill()
+            importer.communicate()
+        raise
+    seconds = time.monotonic() - started
+    log.info(f"built {variant} in {seconds:.1f}s -> {final_dir}")
+    return VariantResult(
+        variant.name, final_dir, ops_id, metadata.backend.archs, report.warnings, seconds, report.notes
+    )
+
+
+def _assemble(
+    build: Build,
+    variant: Variant,
+    source: Path,
+    staged: Path,
+    scratch: Scratch | None,
+    ops_id: str,
+    uid: str,
+    is_arch: bool,
+    toolchain_python: str,
+    provenance: Provenance,
+    jobs: int | None,
+    verbose: bool,
+    strict_manylinux: bool = False,
+) -> Metadata:
+    """Fill ``staged`` with the package files, ``_ops.py``, the module and metadata + digest."""
+    backend = variant.backend
+    copy_python_files(source / build.ext_dir / build.python_name, staged, build.pyext)
+    metadata = Metadata.for_backend(build, ops_id, backend, provenance=provenance)
+    if scratch is not None:
+        toolchain = probe_toolchain(toolchain_python)
+        stable = _check_torch(build, variant, toolchain)
+        archs = _compile(build, variant, ops_id, scratch, toolchain, stable, staged, jobs, verbose, strict_manylinux)
+        if archs:
+            metadata = metadata.with_archs(list(archs))
+        ops_py = generate.render_ops_py(name=build.name, backend=backend, ops_id=ops_id)
+    else:
+        ops_py = generate.render_noarch_ops_py(name=build.name, python_name=build.python_name, uid=uid)
+    (staged / "_ops.py").write_text(ops_py)
+    shutil.rmtree(staged / "__pycache__", ignore_errors=True)
+    metadata = metadata.with_digest(compute_digest(staged))
+    metadata.write(staged / "metadata.json")
+    return metadata
+
+
+def _compile(
+    build: Build,
+    variant: Variant,
+    ops_id: str,
+    scratch: Scratch,
+    toolchain: Toolchain,
+    stable: tuple[int, int] | None,
+    staged: Path,
+    jobs: int | None,
+    verbose: bool,
+    strict_manylinux: bool = False,
+) -> tuple[str, ...]:
+    backend = variant.backend
+    cuda_version = None
+    supported = None
+    if backend == "cuda":
+        toolkit = probe_cuda()
+        cuda_version = toolkit.version
+
+        supported = supported_from_nvcc(toolkit.list_gpu_code)
+    plan = generate.plan_compile(
+        build,
+        variant=variant.name,
+        backend=backend,
+        ops_id=ops_id,
+        source_dir=scratch.src,
+        scratch_dir=scratch.path,
+        torch_version=toolchain.torch_major_minor,
+        stable_abi=stable,
+        cuda_version=cuda_version or toolchain.cuda_major_minor,
+        cuda_supported=supported,
+        extra_system_includes=toolchain.nvidia_includes if backend == "cuda" else (),
+        # Set by the pinned toolchain: its store paths must not end up in the module.
+        toolchain_prefix_maps=tuple(os.environ.get("KERNEL_BUILDER_PREFIX_MAPS", "").split()),
+    )
+    if backend not in _COMPILABLE_HERE or (variant.os not in (None, "linux")):
+        project = write_project(plan, scratch.path)
+        scratch.keep = True  # the generated build files are the useful output here
+        raise BuildError(
+            f"toolchain for {backend} is not available on this machine (variant {variant}); "
+            f"the generated build files are in {project}",
+            hint=f"build the {backend} variants on a machine with the {backend} toolchain, or pick --backend cpu/cuda",
+        )
+    library = compile_module(plan, toolchain, scratch.path, jobs=jobs, verbose=verbose)
+    if strict_manylinux:
+        _refuse_new_glibc_symbols(library, scratch.path)
+    target = staged / f"{ops_id}.abi3.so"
+    shutil.copyfile(library, target)
+    os.chmod(target, 0o755)
+    strip_runpath(target)
+    return plan.archs
+
+
+def _refuse_new_glibc_symbols(library: Path, build_dir: Path) -> None:
+    """With the pinned (manylinux_2_28) toolchain, symbols newer than 2.28 are a build error
+    that names each symbol and the objects that use it (the build tree is still here)."""
+    symbols = manylinux_violations(library)
+    if not symbols:
+        return
+    users = objects_using(build_dir, symbols)
+    lines = [f"  {s}: used by {', '.join(users[s]) or 'an object of the link (not found by nm)'}" for s in symbols]
+    raise BuildError(
+        f"{library.name} needs glibc/libstdc++ symbols newer than {MANYLINUX} allows:\n" + "\n".join(lines),
+        hint="use an older API (e.g. pthread_* and dlopen moved into libc in glibc 2.34 and got new versions), "
+        "or build with --toolchain host, which only warns",
+    )

@@ -1,0 +1,166 @@
+"""Signed binary caches: key pairs, cache URLs, and which variants a cache may serve.
+
+Nix does the work (``nix copy`` signs, a build substitutes); this module holds the rules
+kernel-builder adds on top: keys are files named after the key, a plain directory is a
+``file://`` cache, and a variant a cache holds without a trusted signature is refused
+before anything is built, instead of being silently rebuilt.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import attrs
+
+from kernel_builder.flake import nix
+from kernel_builder.errors import BuildError, ConfigError
+
+__all__ = ["CacheCheck", "cache_url", "check_cache", "key_files", "make_key_pair", "query_caches", "read_public_key", "refusal", "secret_key_name", "cache_settings"]
+
+_KEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_PUBLIC_KEY = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*):([A-Za-z0-9+/]{43}=)")
+_SCHEMES = ("file://", "https://", "http://", "s3://", "ssh://", "ssh-ng://")
+
+
+def key_files(name: str, out_dir: Path) -> tuple[Path, Path]:
+    """``(DIR/NAME.sec, DIR/NAME.pub)``; ``ConfigError`` for a name Nix cannot use."""
+    if not _KEY_NAME.fullmatch(name):
+        raise ConfigError(
+            f"invalid key name {name!r}",
+            hint="use letters, digits, '.', '_' and '-', e.g. my-team-cache-1 (the number lets you rotate keys)",
+        )
+    return out_dir / f"{name}.sec", out_dir / f"{name}.pub"
+
+
+def make_key_pair(name: str, out_dir: Path) -> tuple[Path, Path]:
+    """Write a new signing key pair; never overwrites one (a lost secret key cannot be recovered)."""
+    secret, public = key_files(name, out_dir)
+    existing = [p for p in (secret, public) if p.exists()]
+    if existing:
+        raise ConfigError(
+            f"{existing[0]} already exists",
+            hint="choose a new name (rotate keys by bumping the number: NAME-2) or remove the old files",
+        )
+    out_dir.mkdir(parents=True, exist_ok=True)
+    nix.generate_cache_key(name, secret, public)
+    secret.chmod(0o600)
+    return secret, public
+
+
+def read_public_key(value: str) -> str:
+    """A trusted key as Nix wants it (``NAME:base64``), given literally or as a ``.pub`` file."""
+    text = value.strip()
+    path = Path(value)
+    if not _PUBLIC_KEY.fullmatch(text) and path.is_file():
+        text = path.read_text().strip()
+        if text and _PUBLIC_KEY.fullmatch(text) is None and ":" in text and len(text.split(":", 1)[1]) > 60:
+            raise ConfigError(f"{path} is a secret key", hint="pass the .pub file; the .sec file only signs (cache push --secret-key)")
+    if _PUBLIC_KEY.fullmatch(text) is None:
+        raise ConfigError(
+            f"{value!r} is not a public key",
+            hint="pass NAME.pub as written by `kernel-builder cache key`, or its contents (NAME:base64)",
+        )
+    return text
+
+
+def cache_url(value: str) -> str:
+    """A Nix store URL; a bare directory path becomes ``file://`` + its absolute path."""
+    if value.startswith(_SCHEMES):
+        return value
+    if "://" in value:
+        raise ConfigError(
+            f"unsupported cache URL {value!r}",
+            hint="use file:///DIR, https://HOST (read-only), s3://BUCKET?region=R or ssh://HOST",
+        )
+    return "file://" + str(Path(value).resolve())
+
+
+@attrs.frozen
+class CacheCheck:
+    """What the caches hold for the selected variants, before a build."""
+
+    fetchable: dict[str, str]  # variant -> cache URL that has it, trusted
+    refused: dict[str, tuple[str, tuple[str, ...]]]  # variant -> (cache URL, key names it is signed with)
+
+
+def check_cache(
+    found: Mapping[str, Mapping[str, Sequence[str]]],
+    untrusted: Mapping[str, Sequence[str]],
+    outputs: Mapping[str, str],
+) -> CacheCheck:
+    """Sort variants by what the caches hold: ``found`` is URL -> {path: signing key names}
+    (``nix.cache_path_info``), ``untrusted`` URL -> paths without a trusted signature
+    (``nix.untrusted_paths``), ``outputs`` variant -> out path. A variant one cache serves
+    trusted is fetchable even if another holds it untrusted."""
+    fetchable: dict[str, str] = {}
+    refused: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for variant, path in outputs.items():
+        for url, paths in found.items():
+            if path not in paths:
+                continue
+            if path in untrusted.get(url, ()):
+                refused.setdefault(variant, (url, tuple(paths[path])))
+            else:
+                fetchable.setdefault(variant, url)
+    return CacheCheck(fetchable, {v: r for v, r in refused.items() if v not in fetchable})
+
+
+def refusal(check: CacheCheck, trusted_keys: Sequence[str]) -> BuildError:
+    """The error for variants a cache holds without a trusted signature."""
+    names = ", ".join(k.split(":", 1)[0] for k in trusted_keys) or "none"
+    lines = []
+    for variant, (url, signers) in sorted(check.refused.items()):
+        signed = f"signed by {', '.join(signers)}" if signers else "unsigned"
+        lines.append(f"  {variant}: {url} has it {signed}")
+    return BuildError(
+        f"refusing cached variant(s) without a trusted signature (trusted keys: {names}):\n" + "\n".join(lines),
+        hint="pass the cache's public key with --trusted-key NAME.pub, or push again with the right "
+        "`kernel-builder cache push --secret-key`; never trust a key you did not get from the cache's owner",
+    )
+
+
+def secret_key_name(path: Path) -> str:
+    """The key name in a secret key file; ``ConfigError`` when the file is not one."""
+    text = path.read_text().strip()
+    name, _, data = text.partition(":")
+    if not _KEY_NAME.fullmatch(name) or len(data) < 80:
+        raise ConfigError(
+            f"{path} is not a secret signing key",
+            hint="pass NAME.sec as written by `kernel-builder cache key NAME --out DIR` (the .pub file only verifies)",
+        )
+    return name
+
+
+def query_caches(
+    installables: Sequence[str], flake_args: Sequence[str], urls: Sequence[str], keys: Sequence[str]
+) -> tuple[CacheCheck, bool]:
+    """Ask the caches about the variants' outputs before a build: ``(check, toolchain_cached)``;
+    the flag says whether every toolchain output of the variants left to build is in this
+    store or, trusted, in a cache (then no pinned artifact needs fetching)."""
+    drvs = nix.derivations(installables, flake_args=flake_args)
+    outputs = {d["env"]["variant"]: d["outputs"]["out"]["path"] for d in drvs.values() if "variant" in d.get("env", {})}
+    found = {url: nix.cache_path_info(url, sorted(outputs.values())) for url in urls}
+    untrusted = {url: nix.untrusted_paths(url, sorted(paths), keys) for url, paths in found.items()}
+    check = check_cache(found, untrusted, outputs)
+    left = [d for d in drvs.values() if d.get("env", {}).get("variant") not in check.fetchable]
+    inputs = sorted({i for d in left for i in d.get("inputDrvs", {})})
+    missing = set(nix.invalid_paths(nix.derivation_outputs(inputs)))
+    for url in urls:
+        if not missing:
+            break
+        held = nix.cache_path_info(url, sorted(missing))
+        missing -= set(held) - set(nix.untrusted_paths(url, sorted(held), keys))
+    return check, not missing
+
+
+def cache_settings(caches: Sequence[str], trusted_keys: Sequence[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """``(cache URLs, public keys)`` from ``--cache``/``--trusted-key``; a cache without a key is
+    an error, since Nix would refuse every path in it."""
+    if caches and not trusted_keys:
+        raise ConfigError(
+            "--cache needs --trusted-key: Nix only substitutes paths signed by a trusted key",
+            hint="pass the cache's public key, e.g. --trusted-key keys/team-cache-1.pub (from `kernel-builder cache key`)",
+        )
+    return tuple(cache_url(c) for c in caches), tuple(read_public_key(k) for k in trusted_keys)

@@ -1,0 +1,101 @@
+"""``kernel-builder build --local``: build with the torch you have, no Nix.
+
+The variants follow from the toolchain Python's torch: its version (or the kernel's
+stable-ABI version), CPU always, CUDA when that torch is a CUDA build; noarch backends
+always. Other compiled backends are skipped with a note unless asked for by name, in which
+case their build files are generated and the build fails, saying the toolchain is absent.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+
+from kernel_builder.config import load
+from kernel_builder.config.model import Build
+from kernel_builder.errors import BuildError
+from kernel_builder.pyenv import Toolchain, probe_toolchain
+from kernel_builder.driver.variant import VariantResult, build_variant
+from kernel_builder.variants.buildsets import current_system, load_build_sets
+from kernel_builder.variants.host import host_platform
+from kernel_builder.variants.names import parse
+from kernel_builder.flake.selection import select_local_variants
+
+__all__ = ["build_local", "local_variants"]
+
+
+def local_variants(
+    build: Build, toolchain: Toolchain, backends: Iterable[str] | None = None, *, system: str | None = None
+) -> tuple[list[str], list[str]]:
+    """(variant names to build, skip notes) for this toolchain on this machine.
+
+    Without ``backends``, noarch variants are those ``list-variants`` lists for ``system``
+    (default: this machine); a backend asked for by name is built anyway. The choice itself
+    is ``flake.selection.select_local_variants``; this reads the machine and build sets.
+    """
+    system = system or current_system()
+    has_noarch = any(not build.is_arch_for(b) for b in build.general.backends)
+    listed = {b.backend for b in load_build_sets() if b.system == system} if backends is None and has_noarch else set()
+    return select_local_variants(build, toolchain, backends, host=host_platform(), system=system, listed_noarch=listed)
+
+
+def build_local(
+    kernel_dir: str | Path,
+    *,
+    variants: Iterable[str] | None = None,
+    backends: Iterable[str] | None = None,
+    out_dir: str | Path | None = None,
+    toolchain: str | None = None,
+    jobs: int | None = None,
+    verbose: bool = False,
+) -> list[VariantResult]:
+    """Build the kernel in ``kernel_dir`` into ``out_dir`` (default ``kernel_dir/build``).
+
+    ``variants`` builds exactly those names; otherwise the names come from the toolchain
+    (see ``local_variants``), restricted to ``backends`` when given. ``toolchain`` is the
+    Python with torch (default: this interpreter).
+    """
+    kernel_dir = Path(kernel_dir)
+    build = load(kernel_dir, check_sources=True)
+    python = toolchain or sys.executable
+    out = Path(out_dir) if out_dir is not None else kernel_dir / "build"
+    if variants is not None:
+        names = list(variants)
+        for name in names:  # every name checked before anything is announced or built
+            try:
+                parse(name)
+            except ValueError as exc:
+                raise BuildError(str(exc), hint="run `kernel-builder list-variants` to see valid names") from None
+    else:
+        names, skipped = local_variants(build, probe_toolchain(python), backends)
+        for note in skipped:
+            print(f"kernel-builder: skipping {note}", file=sys.stderr)
+        if not names:
+            raise BuildError(
+                "no variant of this kernel can be built with this toolchain",
+                hint="pass --toolchain-python with a torch that fits build.toml, or choose --backend",
+            )
+    print(f"kernel-builder: {len(names)} variant(s) selected: {', '.join(names)}", file=sys.stderr)
+    created = not out.exists()
+    # SIGTERM unwinds like Ctrl-C, so the staging directory of the running variant is removed.
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None
+    try:
+        return [
+            build_variant(kernel_dir, name, out, toolchain_python=python, build=build, jobs=jobs, verbose=verbose)
+            for name in names
+        ]
+    except BaseException:
+        if created and out.is_dir() and not any(out.iterdir()):  # a failed first build leaves no empty build/
+            out.rmdir()
+        raise
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise SystemExit(128 + signum)

@@ -1,0 +1,216 @@
+"""The toolchain lock: every artifact a pinned build set is made of, read by Python and Nix.
+
+``nix/toolchain-lock.json`` holds two parts:
+
+* ``requests``: what we ask for (Debian package names per group, pip requirements per
+  Python environment, which environment serves which build set). Maintainers edit these.
+* the resolution, written by ``kernel-builder toolchain lock``: one ``artifacts`` entry per
+  file (a Debian ``.deb`` or a wheel) with its name, version, file name, sha256 and public
+  URL, the ``groups`` that list artifact keys, and the ``seed`` (the static busybox that
+  every derivation starts from, taken out of its pinned ``.deb``).
+
+``nix/toolchains/pinned.nix`` turns each artifact into a fixed-output derivation
+(``builtin:fetchurl``, flat sha256): online Nix fetches it from ``url``; offline,
+``kernel-builder toolchain fetch`` adds the same file with ``nix-store --add-fixed``,
+which gives the same store path (``fixed_output_path`` computes it here).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
+
+import attrs
+
+from kernel_builder.errors import ConfigError
+from kernel_builder.toolchain.pinned.lockrequests import ENV_VAR, lock_path
+
+__all__ = [
+    "Artifact",
+    "Seed",
+    "ToolchainLock",
+    "ENV_VAR",
+    "SCHEMA",
+    "lock_path",
+    "load_lock",
+    "store_name",
+    "fixed_output_path",
+    "nix_base32",
+]
+
+SCHEMA = 1
+STORE_DIR = "/nix/store"
+_STORE_NAME_BAD = re.compile(r"[^A-Za-z0-9+\-._?=]")
+
+
+@attrs.frozen
+class Artifact:
+    """One pinned file: a Debian package or a wheel."""
+
+    key: str  # the store name, unique in the lock
+    kind: str  # "deb" or "wheel"
+    name: str
+    version: str
+    file: str
+    sha256: str
+    url: str
+
+    @property
+    def store_path(self) -> str:
+        return fixed_output_path(self.key, self.sha256, recursive=False)
+
+    def as_record(self) -> dict[str, str]:
+        return {"kind": self.kind, "name": self.name, "version": self.version, "file": self.file, "sha256": self.sha256, "url": self.url}
+
+
+@attrs.frozen
+class Seed:
+    """The builder of the first derivations: one member of a pinned ``.deb``, as a directory
+    holding that file (busybox dispatches on its own name, so the file keeps it)."""
+
+    name: str
+    deb: str  # artifact key of the .deb
+    member: str  # path inside the .deb's data archive
+    nar_sha256: str  # sha256 of the NAR of the directory holding the member
+
+    @property
+    def store_path(self) -> str:
+        return fixed_output_path(self.name, self.nar_sha256, recursive=True)
+
+
+@attrs.frozen
+class ToolchainLock:
+    """The parsed lock file (see the module docstring)."""
+
+    path: Path
+    requests: dict[str, Any]
+    artifacts: dict[str, Artifact]
+    groups: dict[str, tuple[str, ...]]
+    seed: Seed | None
+    system: str
+
+    @property
+    def build_sets(self) -> dict[str, str]:
+        """Build-set key (``torch2.14-cuda13.0``) -> the environment that serves it."""
+        return dict(self.requests.get("buildSets", {}))
+
+    def environment_of(self, build_set: str) -> str:
+        try:
+            return self.build_sets[build_set]
+        except KeyError:
+            raise ConfigError(
+                f"build set {build_set!r} is not pinned in {self.path}",
+                hint="pinned build sets: " + ", ".join(sorted(self.build_sets)),
+            ) from None
+
+    def artifacts_for(self, build_sets: list[str] | None = None) -> list[Artifact]:
+        """Every artifact the given build sets need (all pinned sets when ``None``), in lock order.
+
+        Each build set needs the common groups (seed, runtime, compiler, sysroot, python,
+        tools, the installer and driver environments) plus its own Python environment;
+        ``None`` means every group of the lock.
+        """
+        if build_sets is None:  # everything, the CLI package's environment included
+            wanted = list(self.groups)
+            chosen: list[str] = []
+        else:
+            chosen = build_sets
+            wanted = [g for g in self.groups if not g.startswith("env:")] + ["env:installer", "env:driver"]
+        for key in chosen:
+            env = f"env:{self.environment_of(key)}"
+            if env not in wanted:
+                wanted.append(env)
+        keys: list[str] = []
+        for group in wanted:
+            for key in self.groups.get(group, ()):
+                if key not in keys:
+                    keys.append(key)
+        if self.seed is not None and self.seed.deb not in keys:
+            keys.insert(0, self.seed.deb)
+        return [self.artifacts[k] for k in keys]
+
+
+def _fail(path: Path, message: str) -> ConfigError:
+    return ConfigError(f"{path}: {message}", hint="regenerate it with `kernel-builder toolchain lock`; see docs/nix.md")
+
+
+def load_lock(path: Path | None = None) -> ToolchainLock:
+    """Read and validate the lock file."""
+    path = path or lock_path()
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read the toolchain lock {path}: {exc.strerror}", hint="set $KERNEL_BUILDER_TOOLCHAIN_LOCK or reinstall kernel-builder") from None
+    except ValueError as exc:
+        raise _fail(path, f"not valid JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+        raise _fail(path, f"expected an object with schema {SCHEMA}")
+    artifacts: dict[str, Artifact] = {}
+    for key, record in (data.get("artifacts") or {}).items():
+        try:
+            artifacts[key] = Artifact(key=key, **{k: str(record[k]) for k in ("kind", "name", "version", "file", "sha256", "url")})
+        except (KeyError, TypeError) as exc:
+            raise _fail(path, f"artifacts.{key}: missing or bad field {exc}") from None
+        if not re.fullmatch(r"[0-9a-f]{64}", artifacts[key].sha256):
+            raise _fail(path, f"artifacts.{key}.sha256: expected 64 hex digits")
+        if store_name(key) != key:
+            raise _fail(path, f"artifacts.{key}: not a valid store name")
+    groups = {name: tuple(keys) for name, keys in (data.get("groups") or {}).items()}
+    for name, keys in groups.items():
+        for key in keys:
+            if key not in artifacts:
+                raise _fail(path, f"groups.{name}: unknown artifact {key!r}")
+    seed = None
+    if data.get("seed"):
+        raw = data["seed"]
+        seed = Seed(name=raw["name"], deb=raw["deb"], member=raw["member"], nar_sha256=raw["narSha256"])
+        if seed.deb not in artifacts:
+            raise _fail(path, f"seed.deb: unknown artifact {seed.deb!r}")
+    return ToolchainLock(path, data.get("requests") or {}, artifacts, groups, seed, data.get("system", "x86_64-linux"))
+
+
+def store_name(file_name: str) -> str:
+    """A file name as a store path name (Nix allows only ``[A-Za-z0-9+-._?=]``)."""
+    return _STORE_NAME_BAD.sub("_", unquote(file_name)).lstrip(".")
+
+
+# -- store paths of fixed-output derivations ----------------------------------------------
+
+_BASE32 = "0123456789abcdfghijklmnpqrsvwxyz"
+
+
+def nix_base32(data: bytes) -> str:
+    """Nix's base-32 (its own alphabet, least significant bits first)."""
+    length = (len(data) * 8 + 4) // 5
+    out = []
+    for n in range(length - 1, -1, -1):
+        bit = n * 5
+        i, j = divmod(bit, 8)
+        c = data[i] >> j
+        if i + 1 < len(data):
+            c |= data[i + 1] << (8 - j)
+        out.append(_BASE32[c & 0x1F])
+    return "".join(out)
+
+
+def _compress(digest: bytes, size: int) -> bytes:
+    out = bytearray(size)
+    for i, b in enumerate(digest):
+        out[i % size] ^= b
+    return bytes(out)
+
+
+def fixed_output_path(name: str, sha256_hex: str, *, recursive: bool, store: str = STORE_DIR) -> str:
+    """The store path of a fixed-output sha256 file (``builtins.fetchurl``, ``nix-store
+    --add-fixed sha256``) or, with ``recursive``, of a directory hashed as a NAR."""
+    if recursive:  # Nix addresses a recursive sha256 path like `nix-store --add` does
+        fingerprint = f"source:sha256:{sha256_hex}:{store}:{name}"
+    else:
+        inner = hashlib.sha256(f"fixed:out:sha256:{sha256_hex}:".encode()).hexdigest()
+        fingerprint = f"output:out:sha256:{inner}:{store}:{name}"
+    digest = _compress(hashlib.sha256(fingerprint.encode()).digest(), 20)
+    return f"{store}/{nix_base32(digest)}-{name}"

@@ -1,0 +1,65 @@
+"""The pinned toolchains from the front end's side: seed the store before a build, and
+remember which store Python serves each build set (``kernel-builder check`` imports each
+variant with it)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from kernel_builder.toolchain.pinned.fetch import fetch, missing_paths
+from kernel_builder.toolchain.pinned.lockfile import load_lock
+from kernel_builder.toolchain.state import state_dir
+
+__all__ = ["ensure_fetched", "record_pythons", "pinned_pythons"]
+
+log = logging.getLogger(__name__)
+
+
+def ensure_fetched(build_sets: Iterable[str], on_progress: Callable[[str, int, int], None] | None = None) -> None:
+    """Fetch the artifacts of ``build_sets`` that the store lacks (nothing when all are there)."""
+    lock = load_lock()
+    wanted = sorted({key for key in build_sets if key in lock.build_sets})
+    if not wanted:
+        return
+    paths = [a.store_path for a in lock.artifacts_for(wanted)] + ([lock.seed.store_path] if lock.seed else [])
+    if not missing_paths(paths):
+        return
+    log.info(f"fetching the pinned toolchain artifacts for {', '.join(wanted)} (once per machine)")
+    report = fetch(lock, wanted, on_progress=on_progress)
+    log.info(f"fetched {len(report.added)} artifact(s) into the Nix store in {report.seconds:.0f}s")
+
+
+def _path(state: Path | None) -> Path:
+    return (state or state_dir()) / "pinned-toolchains.json"
+
+
+def record_pythons(table: Sequence[dict[str, Any]], *, state: Path | None = None) -> None:
+    """Remember the store Python of every pinned build set in the flake's variant table."""
+    path = _path(state)
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError):
+        record = {}
+    sets = record.setdefault("build-sets", {})
+    for row in table:
+        if row.get("toolchainProvider") == "pinned" and row.get("toolchainPython"):
+            sets[row["buildSet"]] = {"python": row["toolchainPython"]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
+    os.replace(tmp, path)
+
+
+def pinned_pythons(*, state: Path | None = None) -> dict[str, Any] | None:
+    """The recorded store Pythons (the same shape as the host record's ``build-sets``)."""
+    try:
+        record = json.loads(_path(state).read_text())
+    except (OSError, ValueError):
+        return None
+    sets = {k: v for k, v in record.get("build-sets", {}).items() if Path(v.get("python", "")).exists()}
+    return {"build-sets": sets}

@@ -1,0 +1,381 @@
+"""Checks on a built variant: layout, metadata, digest, ABI, RUNPATH, ops lint, import.
+
+The build runs them on every variant before publishing it; ``kernel-builder check`` and
+``upload`` run them on an existing tree. ``check_variant`` returns the warnings and raises
+``CheckError`` listing every error it found, so one run shows all problems.
+
+The manylinux_2_28 check is a warning by default: the host toolchain links against glibc
+2.36 (``__libc_single_threaded@GLIBC_2.32``), which manylinux_2_28 does not allow, and no
+hermetic manylinux compiler is available here. ``strict_manylinux=True`` makes it an error
+(for hermetic toolchains).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+
+import attrs
+
+from kernel_builder.tree.digest import VariantScan, uncovered_files, validate_digest
+from kernel_builder.errors import BuildError, CheckError
+from kernel_builder.tree.layout import discover_variants
+from kernel_builder.tree.metadata import Metadata
+from kernel_builder.tree.opslint import lint_tree
+from kernel_builder.pyenv import probe_toolchain
+from kernel_builder.variants.names import Kind, try_parse
+
+__all__ = [
+    "CheckReport",
+    "check_variant",
+    "check_tree",
+    "failed_tree_error",
+    "check_layout",
+    "check_abi",
+    "check_runpath",
+    "check_stable_abi_symbols",
+    "import_check",
+    "start_import_check",
+    "PYTHON_ABI",
+    "MANYLINUX",
+]
+
+PYTHON_ABI = "3.9"
+MANYLINUX = "manylinux_2_28"
+_ALWAYS_ALLOWED = frozenset({"metadata.json", "metadata.json.sigstore"})
+# Torch C++ namespaces whose symbols a stable-ABI module must not import.
+_UNSTABLE_SYMBOL = re.compile(r"^(?:(?:typeinfo|vtable|VTT) for |typeinfo name for )?(?:c10|at|torch|caffe2)::")
+
+
+@attrs.frozen
+class CheckReport:
+    """The outcome for one variant: ``errors`` empty means it passed."""
+
+    variant: str
+    errors: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def raise_for_errors(self) -> None:
+        if self.errors:
+            lines = "\n".join(f"  - {e}" for e in self.errors)
+            raise CheckError(
+                f"variant {self.variant} failed {len(self.errors)} check(s):\n{lines}",
+                hint="see docs/build.md (\"What each check failure means\") for the fix of each",
+            )
+
+
+def check_layout(variant_dir: Path, metadata: Metadata | None, python_name: str | None, pyext: Iterable[str] | None) -> list[str]:
+    """``__init__.py`` at the top, no nested package dir, nothing but expected files."""
+    errors = []
+    if not (variant_dir / "__init__.py").is_file():
+        errors.append("layout: __init__.py is missing at the top of the variant (the kernel's package files go there)")
+    if python_name and (variant_dir / python_name).exists():
+        errors.append(f"layout: nested {python_name}/ found; the package files must sit directly in the variant dir")
+    ops_id = metadata.id if metadata else None
+    allowed_ext = None if pyext is None else {e.lstrip(".") for e in pyext} | {"py"}
+    for path in sorted(variant_dir.rglob("*")):
+        rel = path.relative_to(variant_dir)
+        if "__pycache__" in rel.parts or path.is_dir():
+            continue
+        name = rel.as_posix()
+        if name in _ALWAYS_ALLOWED:
+            continue
+        if name.endswith(".so") or ".so." in name:
+            if len(rel.parts) != 1 or ops_id is None or not name.startswith(ops_id + "."):
+                errors.append(f"layout: unexpected shared library {name} (only {ops_id}.abi3.so belongs here)")
+            continue
+        if allowed_ext is not None and path.suffix.lstrip(".") not in allowed_ext:
+            errors.append(f"layout: unexpected file {name} (extension not in pyext {sorted(allowed_ext)})")
+        elif allowed_ext is None and path.suffix in (".o", ".a", ".ninja", ".cmake", ".log"):
+            errors.append(f"layout: build byproduct {name} must not be shipped")
+    return errors
+
+
+def check_runpath(library: Path) -> list[str]:
+    readelf = shutil.which("readelf")
+    if readelf is None:
+        return []
+    out = subprocess.run([readelf, "-d", str(library)], capture_output=True, text=True, check=False).stdout
+    found = [line.strip() for line in out.splitlines() if "(RUNPATH)" in line or "(RPATH)" in line]
+    return [f"runpath: {library.name} has {entry}; strip it (patchelf --remove-rpath)" for entry in found]
+
+
+def check_stable_abi_symbols(library: Path) -> list[str]:
+    """Undefined Torch C++ symbols in a module that claims the Torch stable ABI."""
+    nm = shutil.which("nm")
+    if nm is None:
+        return ["stable ABI: `nm` (binutils) is needed to list the module's symbols"]
+    out = subprocess.run([nm, "-D", "-C", "--undefined-only", str(library)], capture_output=True, text=True, check=False)
+    bad = []
+    for line in out.stdout.splitlines():
+        symbol = line.strip().split(None, 1)[-1] if line.strip() else ""
+        if _UNSTABLE_SYMBOL.match(symbol):
+            bad.append(symbol)
+    if not bad:
+        return []
+    listed = "; ".join(bad[:8]) + (f"; … {len(bad) - 8} more" if len(bad) > 8 else "")
+    return [f"stable ABI: {library.name} uses Torch C++ symbols outside the stable ABI: {listed}"]
+
+
+def manylinux_violations(library: Path) -> list[str]:
+    """``symbol@VERSION`` for every symbol of ``library`` newer than manylinux_2_28 allows."""
+    import kernel_abi_check  # lazy: the ABI checker (a compiled extension) loads only for arch variants
+
+    found = kernel_abi_check.ObjectFile(str(library)).check_manylinux(MANYLINUX)
+    return [f"{getattr(v, 'name', v)}@{getattr(v, 'dep', '')}_{getattr(v, 'version', '')}" for v in found]
+
+
+def objects_using(build_dir: Path, symbols: list[str]) -> dict[str, list[str]]:
+    """For each ``symbol@VERSION``, the object files under ``build_dir`` that reference it
+    (``nm -u``), so a manylinux error can name the source that needs the newer glibc."""
+    nm = shutil.which("nm")
+    names = {s.split("@", 1)[0]: s for s in symbols}
+    found: dict[str, list[str]] = {s: [] for s in symbols}
+    if nm is None:
+        return found
+    for obj in sorted(build_dir.rglob("*.o")):
+        done = subprocess.run([nm, "-u", str(obj)], capture_output=True, text=True, check=False)
+        for line in done.stdout.splitlines():
+            name = line.split()[-1] if line.strip() else ""
+            if name in names:
+                found[names[name]].append(obj.name)
+    return found
+
+
+def check_abi(library: Path, *, strict_manylinux: bool = False, stable_abi: bool = False) -> tuple[list[str], list[str]]:
+    """(errors, warnings) from kernel-abi-check (abi3, manylinux) and the stable-ABI scan."""
+    import kernel_abi_check  # lazy: as above
+
+    errors: list[str] = []
+    warnings: list[str] = []
+    obj = kernel_abi_check.ObjectFile(str(library))
+    for violation in obj.check_python_abi(PYTHON_ABI):
+        errors.append(f"abi3: {library.name}: {violation} (the module must use only the Python {PYTHON_ABI} limited API)")
+    manylinux = list(obj.check_manylinux(MANYLINUX))
+    if manylinux:
+        text = ", ".join(f"{getattr(v, 'name', v)}@{getattr(v, 'dep', '')}_{getattr(v, 'version', '')}" for v in manylinux)
+        message = f"{MANYLINUX}: {library.name} needs newer symbols than {MANYLINUX} allows: {text}"
+        if strict_manylinux:
+            errors.append(message)
+        else:
+            warnings.append(
+                message + " (expected with the host toolchain, whose glibc is newer than 2.28; "
+                "a hermetic manylinux toolchain makes this an error)"
+            )
+    if stable_abi:
+        errors.extend(check_stable_abi_symbols(library))
+    return errors, warnings
+
+
+# Imports torch first, then reads "<variant dir>\t<ops id>" from stdin: the build starts
+# it before compiling so that torch's import time overlaps with the compiler.
+_IMPORT_SCRIPT = r"""
+import importlib, importlib.util, json, sys, warnings
+warnings.simplefilter("ignore")
+import torch
+path, ops_id = sys.stdin.readline().rstrip("\n").split("\t")
+spec = importlib.util.spec_from_file_location(ops_id, path + "/__init__.py", submodule_search_locations=[path])
+module = importlib.util.module_from_spec(spec)
+sys.modules[ops_id] = module
+spec.loader.exec_module(module)
+ops_module = importlib.import_module(ops_id + "._ops")
+namespace = ops_module.add_op_namespace_prefix("x")[: -len("::x")]
+names = sorted(n for n in torch._C._dispatch_get_all_op_names() if n.startswith(namespace + "::"))
+print(json.dumps({"namespace": namespace, "ops": names}))
+"""
+
+
+def start_import_check(python: str) -> subprocess.Popen:
+    """Start the import-check interpreter now (it imports torch and waits for a variant)."""
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONPATH", None)
+    return subprocess.Popen(
+        [python, "-c", _IMPORT_SCRIPT],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+
+
+def import_check(
+    variant_dir: Path, ops_id: str, python: str, *, require_ops: bool, started: subprocess.Popen | None = None
+) -> tuple[list[str], list[str]]:
+    """Import the variant as package ``ops_id`` in a fresh ``python``; (errors, registered ops)."""
+    proc = started or start_import_check(python)
+    stdout, stderr = proc.communicate(f"{variant_dir}\t{ops_id}\n", timeout=600)
+    if proc.returncode != 0:
+        return [f"import: importing the variant with {python} failed:\n{stderr.strip()[-3000:]}"], []
+    result = json.loads(stdout.strip().splitlines()[-1])
+    if require_ops and not result["ops"]:
+        return [f"import: the module imported but registered no ops in namespace {result['namespace']}"], []
+    return [], result["ops"]
+
+
+def _python_torch(python: str) -> tuple[tuple[int, int], str | None] | None:
+    try:
+        tc = probe_toolchain(python)
+    except BuildError:
+        return None
+    return tc.torch_major_minor, tc.cuda
+
+
+def _importable(variant_name: str, python: str) -> str | None:
+    """``None`` if ``python``'s torch can load this variant, else why not."""
+    parsed = try_parse(variant_name)
+    facts = _python_torch(python)
+    if facts is None:
+        return f"{python} has no importable torch"
+    version, cuda = facts
+    if parsed is None or parsed.kind is Kind.NOARCH:
+        return None
+    backend = parsed.backend
+    if backend not in ("cpu", "cuda"):
+        return f"{backend} variants cannot be imported on this machine"
+    if backend == "cuda" and cuda is None:
+        return "it is a CUDA build and the checking torch has no CUDA"
+    if parsed.kind is Kind.TORCH and parsed.version != version:
+        return f"it needs torch {parsed.version[0]}.{parsed.version[1]} and {python} has {version[0]}.{version[1]}"
+    if parsed.kind is Kind.STABLE_ABI and parsed.version > version:
+        return f"it needs torch >= {parsed.version[0]}.{parsed.version[1]}"
+    return None
+
+
+def _uncovered(root: Path, scan: VariantScan | None) -> list[str]:
+    """Files an upload would send that the digest does not cover (under a symlinked directory)."""
+    try:
+        uncovered = scan.uncovered() if scan is not None else uncovered_files(root)
+    except CheckError as exc:  # a symlink loop
+        return [exc.message]
+    return [f"{rel} would be uploaded but the digest does not cover it (a symlinked directory?)" for rel in uncovered]
+
+
+def check_variant(
+    variant_dir: str | os.PathLike[str],
+    *,
+    python: str | None = None,
+    pyext: Iterable[str] | None = None,
+    python_name: str | None = None,
+    strict_manylinux: bool = False,
+    require_digest: bool = True,
+    variant_name: str | None = None,
+    import_process: subprocess.Popen | None = None,
+    raise_errors: bool = True,
+    scan: VariantScan | None = None,
+) -> CheckReport:
+    """Run every check on one variant; raise ``CheckError`` listing all errors (with
+    ``raise_errors=False``: return the report, errors included).
+
+    ``python`` enables the import check (skipped, with a note, when that torch cannot load
+    the variant); ``pyext`` (from build.toml) enables the file-extension layout rule.
+    ``variant_name`` defaults to the directory name (the build checks a staging dir);
+    ``import_process`` is an interpreter from ``start_import_check`` to use (else one is
+    started; an unused one is stopped). ``scan`` is the variant's files already read
+    (``upload`` passes it so that the digest check reads nothing again).
+    """
+    root = Path(variant_dir)
+    name = variant_name or root.name
+    errors: list[str] = []
+    warnings: list[str] = []
+    notes: list[str] = []
+    metadata: Metadata | None = None
+    try:
+        metadata = Metadata.read(root / "metadata.json")
+    except CheckError as exc:
+        errors.append(f"metadata: {exc.message}")
+    parsed = try_parse(name)
+    if parsed is None:
+        errors.append(f"name: {name!r} is not a variant name (e.g. torch213-cxx11-cpu-x86_64-linux or torch-cpu)")
+    if metadata is not None:
+        python_name = python_name or metadata.name.replace("-", "_")
+        if parsed is not None and metadata.backend.type.value != parsed.backend:
+            errors.append(f"metadata: backend.type is {metadata.backend.type.value} but the variant is {parsed.backend}")
+        if metadata.digest is None:
+            if require_digest:
+                errors.append("digest: metadata.json has no digest (run `kernel-builder hash`)")
+        else:
+            actual = scan.digest() if scan is not None else None
+            errors.extend(f"digest: {v}" for v in validate_digest(root, metadata.digest, actual=actual))
+            errors.extend(f"digest: {problem}" for problem in _uncovered(root, scan))
+    errors.extend(check_layout(root, metadata, python_name, pyext))
+    errors.extend(f"ops lint: {v}" for v in lint_tree(root))
+    libraries = sorted(p for p in root.iterdir() if p.is_file() and p.name.endswith(".so"))
+    is_arch = parsed is not None and parsed.kind is not Kind.NOARCH
+    if is_arch and metadata is not None and not (root / f"{metadata.id}.abi3.so").is_file():
+        errors.append(f"layout: {metadata.id}.abi3.so is missing (the compiled ops module)")
+    for library in libraries:
+        abi_errors, abi_warnings = check_abi(
+            library, strict_manylinux=strict_manylinux, stable_abi=parsed is not None and parsed.kind is Kind.STABLE_ABI
+        )
+        errors.extend(abi_errors)
+        warnings.extend(abi_warnings)
+        errors.extend(check_runpath(library))
+    if python is not None and metadata is not None and not errors:
+        why_not = _importable(name, python)
+        if why_not is None:
+            import_errors, ops = import_check(root, metadata.id, python, require_ops=is_arch, started=import_process)
+            import_process = None
+            errors.extend(import_errors)
+            if ops:
+                notes.append(f"registered ops: {', '.join(ops)}")
+        else:
+            notes.append(f"import check skipped: {why_not}")
+    if import_process is not None:
+        import_process.kill()
+        import_process.communicate()
+    report = CheckReport(name, tuple(errors), tuple(warnings), tuple(notes))
+    if raise_errors:
+        report.raise_for_errors()
+    return report
+
+
+def check_tree(
+    build_dir: str | os.PathLike[str],
+    *,
+    python: str | Callable[[str], str] | None = None,
+    strict_manylinux: bool = False,
+    scans: Mapping[str, VariantScan] | None = None,
+) -> list[CheckReport]:
+    """Check every variant of a built tree (``DIR/result``, ``DIR/build`` or ``DIR``).
+
+    ``python`` is the import-check interpreter, or a function from variant name to one;
+    ``scans`` maps variant names to their files already read (``upload``'s).
+    Returns one report per variant, failing ones included (``ok`` false, ``errors`` set);
+    the caller decides what a failure means (``failed_tree_error`` gives the CLI's error).
+    A tree that is not a build tree at all still raises ``CheckError``.
+    """
+    _, variants = discover_variants(build_dir)
+    reports = []
+    for variant in variants:
+        interpreter = python(variant.name) if callable(python) else python
+        scan = scans.get(variant.name) if scans is not None else None
+        reports.append(
+            check_variant(variant, python=interpreter, strict_manylinux=strict_manylinux, raise_errors=False, scan=scan)
+        )
+    return reports
+
+
+def failed_tree_error(reports: Iterable[CheckReport]) -> CheckError | None:
+    """One ``CheckError`` listing every failing variant's errors, or ``None`` when all passed."""
+    failures = []
+    for report in reports:
+        if not report.ok:
+            lines = "\n".join(f"  - {e}" for e in report.errors)
+            failures.append(f"variant {report.variant} failed {len(report.errors)} check(s):\n{lines}")
+    if not failures:
+        return None
+    return CheckError(
+        "\n".join(failures),
+        hint="see docs/build.md (\"What each check failure means\"); rebuild the failing variants",
+    )

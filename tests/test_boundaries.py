@@ -1,0 +1,60 @@
+"""The layers of the package: what may import what.
+
+``variants/`` is the pure knowledge of names, build sets and compatibility; ``tree/`` what
+a built tree is; ``driver/`` what runs inside a variant derivation. A variant derivation
+ships those (and ``config/``, ``data/``, the core modules) by directory, so none of them may
+reach into the front end (``flake/``, ``toolchain/``, ``hub/``, ``loader/``, ``layers/``,
+``cli/``): an edit there must rebuild no variant.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from boundaries import PACKAGE, VARIANT_BUILD_DIRS, closure, context_nix_dirs, imports_of, layer, module_name
+
+# layer -> the layers it may import (besides itself)
+ALLOWED = {
+    "core": {"core"},
+    "config": {"core"},
+    "variants": {"core", "config"},
+    "tree": {"core", "config", "variants"},
+    "driver": {"core", "config", "variants", "tree"},
+}
+
+
+def _modules() -> list[str]:
+    return sorted(module_name(p) for p in PACKAGE.rglob("*.py") if "__pycache__" not in p.parts and "_flake" not in p.parts)
+
+
+@pytest.mark.parametrize("module", [m for m in _modules() if layer(m) in ALLOWED])
+def test_lower_layers_import_nothing_above_them(module: str) -> None:
+    from boundaries import module_path
+
+    path = module_path(module)
+    assert path is not None
+    outside = sorted(name for name in imports_of(path) if layer(name) not in ALLOWED[layer(module)] | {layer(module)})
+    assert outside == [], f"{module} ({layer(module)}) imports {outside}; allowed: {sorted(ALLOWED[layer(module)])}"
+
+
+def test_the_rule_sees_an_upward_import(tmp_path) -> None:
+    source = tmp_path / "m.py"
+    source.write_text("def f():\n    from kernel_builder.flake.nix import build  # lazy: x\n")
+    assert {layer(n) for n in imports_of(source)} == {"flake"}
+
+
+def test_the_derivation_ships_what_the_driver_imports() -> None:
+    """context.nix's directory list is this file's, and run_variant's whole import closure
+    lies inside it (the Nix test checks the store copy holds exactly these files)."""
+    assert context_nix_dirs() == VARIANT_BUILD_DIRS
+    outside = sorted(
+        f for f in closure("kernel_builder.driver.run_variant") if f.count("/") > 1 and f.split("/")[1] not in VARIANT_BUILD_DIRS
+    )
+    assert outside == []
+
+
+def test_the_layers_cover_the_package() -> None:
+    """Every sub-package is a layer this file knows (a new one must be placed on purpose)."""
+    front = {"flake", "toolchain", "hub", "loader", "layers", "cli", "_flake"}
+    packages = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__" and not p.name.endswith("egg-info")}
+    assert packages <= set(ALLOWED) | front | {"data"}, packages - set(ALLOWED) - front
