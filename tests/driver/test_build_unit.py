@@ -20,11 +20,8 @@ from kernel_builder.driver.generate import (
     render_ops_py,
     template_text,
 )
-from kernel_builder.flake.local import local_variants
 from kernel_builder.driver.ops_id import ops_identifier, source_tree_hash, unique_id
 from kernel_builder.tree.opslint import lint_source
-from kernel_builder.pyenv import Toolchain
-from kernel_builder.driver.variant import _check_torch
 from kernel_builder.variants.names import parse
 
 A = cuda_archs.CudaArch.parse
@@ -242,50 +239,6 @@ class TestLayoutRules:
         assert any("nested relu/" in e for e in errors)
         assert any("unexpected file notes.txt" in e for e in errors)
         assert any("unexpected shared library other.so" in e for e in errors)
-
-
-def _toolchain(version="2.13.0", cuda=None):
-    return Toolchain("py", (3, 11), version, cuda, None, None, True, "/x", "/x")
-
-
-class TestToolchainFit:
-    def test_local_variants_for_a_cpu_torch(self):
-        names, skipped = local_variants(load(EXAMPLES / "relu"), _toolchain())
-        assert names == ["torch213-cxx11-cpu-x86_64-linux"] and skipped and "cuda" in skipped[0]
-
-    def test_local_variants_for_a_cuda_torch(self):
-        names, _ = local_variants(load(EXAMPLES / "relu"), _toolchain("2.14.1", "13.0"))
-        assert names == ["torch214-cxx11-cpu-x86_64-linux", "torch214-cxx11-cu130-x86_64-linux"]
-
-    def test_noarch_variants_are_the_ones_list_variants_lists(self, tmp_path):
-        from kernel_builder.variants.buildsets import load_build_sets
-        from kernel_builder.variants.matrix import matrix
-
-        (tmp_path / "build.toml").write_text(
-            '[general]\nname = "na"\nversion = 1\nedition = 5\nlicense = "MIT"\nbackends = ["cpu", "metal", "cuda"]\n[torch-noarch]\n'
-        )
-        build = load(tmp_path)
-        for system in ("x86_64-linux", "aarch64-darwin"):
-            names, skipped = local_variants(build, _toolchain(), system=system)
-            listed = [v.name for v in matrix(build, load_build_sets(), system).variants]
-            assert sorted(names) == sorted(listed), system
-        names, skipped = local_variants(build, _toolchain(), system="x86_64-linux")
-        assert "torch-metal" not in names and "torch-metal: no build set for x86_64-linux" in skipped[0]
-        assert local_variants(build, _toolchain(), ["metal"], system="x86_64-linux")[0] == ["torch-metal"]
-
-    def test_asking_for_cuda_without_a_cuda_torch(self):
-        with pytest.raises(BuildError, match="toolchain for cuda is not available"):
-            local_variants(load(EXAMPLES / "relu"), _toolchain(), backends=["cuda"])
-
-    def test_stable_abi_needs_new_enough_torch(self):
-        build = load(EXAMPLES / "relu-stable-abi")
-        assert _check_torch(build, parse("torch-stable-abi211-cpu-x86_64-linux"), _toolchain("2.11.0")) == (2, 11)
-        with pytest.raises(BuildError, match="older"):
-            _check_torch(build, parse("torch-stable-abi211-cpu-x86_64-linux"), _toolchain("2.10.0"))
-
-    def test_cuda_variant_version_must_match_the_torch_cuda(self):
-        with pytest.raises(BuildError, match="needs CUDA 12.6"):
-            _check_torch(load(EXAMPLES / "relu"), parse("torch214-cxx11-cu126-x86_64-linux"), _toolchain("2.14.1", "13.0"))
 
 
 class TestCheckVariantOnSyntheticTrees:

@@ -25,6 +25,6 @@ def test_local_build_respects_the_torch_bounds(tmp_path):
         assert torch.equal(get_local_kernel(tmp_path).relu(x), torch.relu(x))
     else:
         bound = "maxver" if version > (2, 12) else "minver"
-        with pytest.raises(BuildError, match=rf"\[torch\] {bound} 2\.12"):
+        with pytest.raises(BuildError, match=rf"\[torch\]\.{bound} 2\.12"):
             build_local(SOURCE, out_dir=tmp_path)
         assert not any(p.name.startswith("torch") for p in tmp_path.iterdir())

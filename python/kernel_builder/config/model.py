@@ -14,6 +14,9 @@ from typing import Union
 
 import attrs
 
+from kernel_builder.backends import Backend
+from kernel_builder.versions import Version
+
 __all__ = [
     "Backend",
     "Version",
@@ -41,81 +44,8 @@ __all__ = [
 CURRENT_EDITION = 5
 
 
-class Backend(str, enum.Enum):
-    """A compute backend. The value is the lowercase name used in TOML, JSON and names."""
-
-    CANN = "cann"
-    CPU = "cpu"
-    CUDA = "cuda"
-    METAL = "metal"
-    NEURON = "neuron"
-    ROCM = "rocm"
-    TPU = "tpu"
-    XPU = "xpu"
-
-    def __str__(self) -> str:
-        return self.value
-
-    @classmethod
-    def parse(cls, text: str) -> Backend:
-        """Parse a backend name (case-insensitive); ``ValueError`` lists the valid names."""
-        try:
-            return cls(text.lower())
-        except (ValueError, AttributeError):
-            valid = ", ".join(b.value for b in cls)
-            raise ValueError(f"unknown backend {text!r}; expected one of {valid}") from None
-
-
 # Backends a compiled ``[kernel.NAME]`` component may target.
 KERNEL_BACKENDS = frozenset({Backend.CPU, Backend.CUDA, Backend.METAL, Backend.ROCM, Backend.XPU})
-
-
-_VERSION_PART = re.compile(r"\+?[0-9]+")
-
-
-@attrs.frozen(order=False)
-class Version:
-    """A dotted version of non-negative integers, normalised without trailing zeros.
-
-    ``Version.parse("2.10.0") == Version((2, 10))``; ``str()`` joins the parts with dots;
-    ordering compares the integer tuples.
-    """
-
-    parts: tuple[int, ...]
-
-    @classmethod
-    def parse(cls, text: str) -> Version:
-        if not isinstance(text, str):
-            raise ValueError(f"version must be a string such as \"2.12\", got {text!r}")
-        stripped = text.strip()
-        if not stripped:
-            raise ValueError("version must not be empty")
-        pieces = stripped.split(".")
-        if not all(_VERSION_PART.fullmatch(p) for p in pieces):
-            raise ValueError(f"version must consist of dot-separated numbers, got {text!r}")
-        parts = [int(p) for p in pieces]
-        while len(parts) > 1 and parts[-1] == 0:
-            parts.pop()
-        return cls(tuple(parts))
-
-    def major_minor(self) -> tuple[int, int]:
-        padded = (*self.parts, 0)
-        return padded[0], padded[1]
-
-    def __str__(self) -> str:
-        return ".".join(str(p) for p in self.parts)
-
-    def __lt__(self, other: Version) -> bool:
-        return self.parts < other.parts
-
-    def __le__(self, other: Version) -> bool:
-        return self.parts <= other.parts
-
-    def __gt__(self, other: Version) -> bool:
-        return self.parts > other.parts
-
-    def __ge__(self, other: Version) -> bool:
-        return self.parts >= other.parts
 
 
 _GIT_SCHEMES = ("https", "http", "git", "ssh", "git+ssh", "git+https", "git+http")

@@ -16,6 +16,7 @@ import attrs
 import jinja2
 
 from kernel_builder.driver import cuda_archs
+from kernel_builder.backends import spec
 from kernel_builder.config.model import Backend, Build, Torch
 from kernel_builder.errors import BuildError
 
@@ -59,14 +60,9 @@ def template_text(name: str) -> str:
 
 
 def backend_defines(backend: str) -> tuple[str, ...]:
-    """The macros a kernel's sources see for their backend (the source contract)."""
-    return {
-        "cpu": ("CPU_KERNEL",),
-        "cuda": ("CUDA_KERNEL", "USE_CUDA=1"),
-        "rocm": ("ROCM_KERNEL", "USE_ROCM=1"),
-        "xpu": ("XPU_KERNEL", "USE_XPU"),
-        "metal": ("METAL_KERNEL",),
-    }.get(backend, ())
+    """The macros a kernel's sources see for their backend (the source contract; the
+    backend table in ``kernel_builder.backends``)."""
+    return spec(backend).defines
 
 
 def stable_abi_define(version: tuple[int, int]) -> str:

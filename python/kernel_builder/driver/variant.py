@@ -17,7 +17,7 @@ from pathlib import Path
 import attrs
 
 from kernel_builder.config import load
-from kernel_builder.config.model import Backend, Build, Torch
+from kernel_builder.config.model import Backend, Build
 from kernel_builder.tree.digest import compute_digest
 from kernel_builder.errors import BuildError
 from kernel_builder.tree.layout import clean_stale_staging, publish, staging_dir
@@ -30,13 +30,14 @@ from kernel_builder.driver.cuda_archs import supported_from_nvcc
 from kernel_builder.driver.ops_id import ops_identifier, unique_id
 from kernel_builder.driver.scratch import Scratch, compiled_inputs, scratch_dir
 from kernel_builder.pyenv import Toolchain, probe_cuda, probe_toolchain
+from kernel_builder.variants.compat import buildable, compilable_here
 from kernel_builder.variants.names import Kind, Variant, parse
+from kernel_builder.variants.system import toolchain_system
 
 __all__ = ["VariantResult", "build_variant"]
 
 log = logging.getLogger(__name__)
 
-_COMPILABLE_HERE = ("cpu", "cuda")
 
 
 @attrs.frozen
@@ -52,48 +53,16 @@ class VariantResult:
     notes: tuple[str, ...] = ()
 
 
-def _check_torch(build: Build, variant: Variant, toolchain: Toolchain) -> tuple[int, int] | None:
-    """Refuse a toolchain whose torch does not fit the variant; give the stable ABI version."""
-    have = toolchain.torch_major_minor
-    if variant.kind is Kind.TORCH and variant.version != have:
+def _check_toolchain(variant: Variant, toolchain: Toolchain) -> None:
+    """Refuse a toolchain that cannot build ``variant`` (``variants.compat.buildable``)."""
+    fit = buildable(variant, toolchain_system(toolchain))
+    if not fit:
         raise BuildError(
-            f"variant {variant} needs torch {variant.version[0]}.{variant.version[1]}, but the toolchain "
-            f"Python {toolchain.python} has torch {toolchain.torch_version}",
-            hint="pass --toolchain-python with a matching torch, or build the variant that matches it",
+            f"variant {variant} cannot be built with the toolchain Python {toolchain.python} "
+            f"(torch {toolchain.torch_version}{'' if toolchain.cuda is None else ', CUDA ' + toolchain.cuda}): {fit.reason}",
+            hint="pass --toolchain-python with a torch that fits the variant, or build the variant that matches it "
+            "(`kernel-builder list-variants`)",
         )
-    stable = None
-    if variant.kind is Kind.STABLE_ABI:
-        stable = variant.version
-        if have < stable:
-            raise BuildError(
-                f"variant {variant} targets the Torch stable ABI {stable[0]}.{stable[1]}, but the toolchain has "
-                f"torch {toolchain.torch_version}, which is older",
-                hint="use a torch at least as new as the [torch] stable-abi version",
-            )
-    framework = build.framework
-    if isinstance(framework, Torch) and variant.kind is Kind.TORCH:
-        if framework.minver is not None and have < framework.minver.major_minor():
-            raise BuildError(
-                f"variant {variant}: torch {toolchain.torch_version} is older than [torch] minver {framework.minver}",
-                hint="build with a torch inside [torch] minver..maxver",
-            )
-        if framework.maxver is not None and have > framework.maxver.major_minor():
-            raise BuildError(
-                f"variant {variant}: torch {toolchain.torch_version} is newer than [torch] maxver {framework.maxver}",
-                hint="build with a torch inside [torch] minver..maxver",
-            )
-    if variant.kind is not Kind.NOARCH and variant.backend == "cuda":
-        want = variant.compute.version if variant.compute else None
-        if toolchain.cuda_major_minor is None:
-            raise BuildError(
-                f"variant {variant} is a CUDA build but the toolchain torch {toolchain.torch_version} has no CUDA",
-                hint="use a CUDA build of torch (e.g. pip install torch==2.14.1, which is CUDA 13.0)",
-            )
-        if want is not None and toolchain.cuda_major_minor != want:
-            raise BuildError(
-                f"variant {variant} needs CUDA {want[0]}.{want[1]} but the toolchain torch is built for CUDA {toolchain.cuda}"
-            )
-    return stable
 
 
 def _provenance(source: Path, kernel_commit: str | None, kernel_dirty: bool) -> Provenance:
@@ -209,7 +178,8 @@ def _assemble(
     metadata = Metadata.for_backend(build, ops_id, backend, provenance=provenance)
     if scratch is not None:
         toolchain = probe_toolchain(toolchain_python)
-        stable = _check_torch(build, variant, toolchain)
+        _check_toolchain(variant, toolchain)
+        stable = variant.version if variant.kind is Kind.STABLE_ABI else None
         archs = _compile(build, variant, ops_id, scratch, toolchain, stable, staged, jobs, verbose, strict_manylinux)
         if archs:
             metadata = metadata.with_archs(list(archs))
@@ -258,7 +228,7 @@ def _compile(
         # Set by the pinned toolchain: its store paths must not end up in the module.
         toolchain_prefix_maps=tuple(os.environ.get("KERNEL_BUILDER_PREFIX_MAPS", "").split()),
     )
-    if backend not in _COMPILABLE_HERE or (variant.os not in (None, "linux")):
+    if not compilable_here(variant):
         project = write_project(plan, scratch.path)
         scratch.keep = True  # the generated build files are the useful output here
         raise BuildError(

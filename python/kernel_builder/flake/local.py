@@ -1,9 +1,10 @@
 """``kernel-builder build --local``: build with the torch you have, no Nix.
 
-The variants follow from the toolchain Python's torch: its version (or the kernel's
-stable-ABI version), CPU always, CUDA when that torch is a CUDA build; noarch backends
-always. Other compiled backends are skipped with a note unless asked for by name, in which
-case their build files are generated and the build fails, saying the toolchain is absent.
+The variants are those ``list-variants`` lists for this machine that the toolchain
+Python's torch can build: its torch version (or any for the kernel's stable ABI), CPU
+always, CUDA when that torch is a CUDA build of the variant's CUDA version; noarch
+variants always. The others are skipped with a note saying why. ``--variant NAME`` builds
+a name anyway (a backend without a toolchain here then generates its build files and fails).
 """
 
 from __future__ import annotations
@@ -19,10 +20,12 @@ from kernel_builder.config.model import Build
 from kernel_builder.errors import BuildError
 from kernel_builder.pyenv import Toolchain, probe_toolchain
 from kernel_builder.driver.variant import VariantResult, build_variant
-from kernel_builder.variants.buildsets import current_system, load_build_sets
-from kernel_builder.variants.host import host_platform
-from kernel_builder.variants.names import parse
 from kernel_builder.flake.selection import select_local_variants
+from kernel_builder.variants.buildsets import current_system, load_build_sets
+from kernel_builder.variants.host import Platform, host_platform
+from kernel_builder.variants.matrix import matrix
+from kernel_builder.variants.names import parse
+from kernel_builder.variants.system import toolchain_system
 
 __all__ = ["build_local", "local_variants"]
 
@@ -30,16 +33,14 @@ __all__ = ["build_local", "local_variants"]
 def local_variants(
     build: Build, toolchain: Toolchain, backends: Iterable[str] | None = None, *, system: str | None = None
 ) -> tuple[list[str], list[str]]:
-    """(variant names to build, skip notes) for this toolchain on this machine.
-
-    Without ``backends``, noarch variants are those ``list-variants`` lists for ``system``
-    (default: this machine); a backend asked for by name is built anyway. The choice itself
-    is ``flake.selection.select_local_variants``; this reads the machine and build sets.
-    """
+    """(variant names to build, skip notes) for this toolchain on this machine: the variants
+    ``list-variants`` lists for ``system`` (default: this machine) that the toolchain torch
+    can build (``flake.selection.select_local_variants``). This reads the machine and the
+    build sets."""
     system = system or current_system()
-    has_noarch = any(not build.is_arch_for(b) for b in build.general.backends)
-    listed = {b.backend for b in load_build_sets() if b.system == system} if backends is None and has_noarch else set()
-    return select_local_variants(build, toolchain, backends, host=host_platform(), system=system, listed_noarch=listed)
+    listed = matrix(build, load_build_sets(), system)
+    host = Platform(*system.split("-", 1)) if system != current_system() else host_platform()
+    return select_local_variants(build, listed, toolchain_system(toolchain, host), backends)
 
 
 def build_local(
@@ -70,13 +71,21 @@ def build_local(
             except ValueError as exc:
                 raise BuildError(str(exc), hint="run `kernel-builder list-variants` to see valid names") from None
     else:
-        names, skipped = local_variants(build, probe_toolchain(python), backends)
-        for note in skipped:
-            print(f"kernel-builder: skipping {note}", file=sys.stderr)
+        toolchain_facts = probe_toolchain(python)
+        names, skipped = local_variants(build, toolchain_facts, backends)
         if not names:
             raise BuildError(
-                "no variant of this kernel can be built with this toolchain",
-                hint="pass --toolchain-python with a torch that fits build.toml, or choose --backend",
+                f"no variant of this kernel can be built with the torch {toolchain_facts.torch_version} of {python}"
+                + "".join(f"\n  {note}" for note in skipped),
+                hint="pass --toolchain-python with a torch that fits build.toml (`kernel-builder list-variants` "
+                "lists the variants), or choose --backend",
+            )
+        if skipped:
+            print(
+                f"kernel-builder: skipping {len(skipped)} listed variant(s) or build set(s) the torch "
+                f"{toolchain_facts.torch_version} of {python} cannot build: "
+                + ", ".join(note.split(": ", 1)[0] for note in skipped),
+                file=sys.stderr,
             )
     print(f"kernel-builder: {len(names)} variant(s) selected: {', '.join(names)}", file=sys.stderr)
     created = not out.exists()

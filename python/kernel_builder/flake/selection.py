@@ -3,23 +3,21 @@
 ``select_variants`` picks from the table ``kernel-builder build`` gets from Nix (explicit
 names, or every bundle variant of the chosen backends that has a toolchain, with a note for
 each that has none); ``default_jobs`` shares the CPUs between them. ``select_local_variants``
-is ``build --local``'s choice from the toolchain torch instead. No I/O here: the callers
-probe the machine, print the notes and report the errors.
+is ``build --local``'s choice: what ``list-variants`` lists, where the toolchain torch fits.
+No I/O here: the callers probe the machine, print the notes and report the errors.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Iterable, Sequence
+from typing import Any
 
 from kernel_builder.config.model import Backend, Build
 from kernel_builder.errors import BuildError, ConfigError
-from kernel_builder.variants.host import Platform
-from kernel_builder.variants.names import BackendInfo, Variant
-
-if TYPE_CHECKING:  # only a type: the probe itself is I/O and stays in driver
-    from kernel_builder.pyenv import Toolchain
+from kernel_builder.variants.compat import Fit, buildable, compilable_here
+from kernel_builder.variants.matrix import MatrixResult
+from kernel_builder.variants.system import System
 
 __all__ = ["default_jobs", "select_variants", "select_local_variants"]
 
@@ -72,43 +70,18 @@ def select_variants(
 
 
 def select_local_variants(
-    build: Build,
-    toolchain: Toolchain,
-    backends: Iterable[str] | None,
-    *,
-    host: Platform,
-    system: str,
-    listed_noarch: Collection[Backend],
+    build: Build, listed: MatrixResult, toolchain: System, backends: Iterable[str] | None = None
 ) -> tuple[list[str], list[str]]:
-    """``build --local``'s variants for ``toolchain``: ``(names to build, skip notes)``.
+    """``build --local``'s variants: ``(names to build, skip notes)``.
 
-    Arch variants follow the toolchain torch on ``host`` (CPU always, CUDA for a CUDA
-    torch); noarch variants are those with a build set on ``system`` (``listed_noarch``,
-    what ``list-variants`` lists). A backend asked for by name is built anyway, or fails
-    with ``BuildError`` when the toolchain cannot build it.
+    ``listed`` is what ``list-variants`` lists for this machine (the matrix, so build.toml's
+    bounds and build-sets.json's ``defaultBounds`` hold); a variant is built when the
+    toolchain torch ``toolchain`` can build it (``variants.compat.buildable``) and a
+    toolchain for its backend exists here. ``backends`` narrows the choice; a backend
+    that is not in ``[general] backends``, or that the matrix lists nothing of, is a
+    ``BuildError``.
     """
     wanted = None if backends is None else {Backend.parse(b) for b in backends}
-    names: list[str] = []
-    skipped: list[str] = []
-    for backend in build.general.backends:
-        if wanted is not None and backend not in wanted:
-            continue
-        if not build.is_arch_for(backend):
-            if wanted is None and backend not in listed_noarch:
-                skipped.append(f"torch-{backend.value}: no build set for {system} (pass --backend {backend.value} to build it anyway)")
-                continue
-            names.append(f"torch-{backend.value}")
-            continue
-        runnable = backend is Backend.CPU or (backend is Backend.CUDA and toolchain.cuda is not None)
-        if not runnable and wanted is None:
-            skipped.append(f"{backend.value}: the toolchain torch {toolchain.torch_version} cannot build it")
-            continue
-        if backend is Backend.CUDA and toolchain.cuda is None:
-            raise BuildError(
-                f"toolchain for cuda is not available: torch {toolchain.torch_version} at {toolchain.python} has no CUDA",
-                hint="pass --toolchain-python with a CUDA build of torch",
-            )
-        names.append(_local_arch_variant(build, backend, toolchain, host).name)
     if wanted is not None:
         unknown = wanted - set(build.general.backends)
         if unknown:
@@ -116,21 +89,35 @@ def select_local_variants(
                 f"--backend {', '.join(sorted(b.value for b in unknown))} is not in [general] backends "
                 f"{[b.value for b in build.general.backends]}"
             )
+    names: list[str] = []
+    skipped: list[str] = []
+    for item in listed.variants:
+        if wanted is not None and item.backend not in wanted:
+            continue
+        fit = buildable(item.variant, toolchain)
+        if fit and not compilable_here(item.variant):
+            fit = Fit(f"no toolchain for {item.backend.value} on {item.variant.system} exists on these machines")
+        if fit:
+            names.append(item.name)
+        else:
+            skipped.append(f"{item.name}: {fit.reason}")
+    # Why the toolchain torch's own build sets are not listed (e.g. outside [torch] maxver).
+    for decision in listed.decisions:
+        build_set = decision.build_set
+        if (
+            decision.included
+            or build_set.torch_v.major_minor() != toolchain.torch_version
+            or build_set.backend not in build.general.backends
+        ):
+            continue
+        if wanted is None or build_set.backend in wanted:
+            skipped.append(f"{build_set.label}: {decision.reason}")
+    if wanted is not None and not names:
+        listed_backends = {item.backend for item in listed.variants}
+        missing = sorted(b.value for b in wanted - listed_backends)
+        if missing:
+            raise BuildError(
+                f"no variant of backend {', '.join(missing)} is listed for this machine",
+                hint="see `kernel-builder list-variants --system all`; name a variant with --variant to build it anyway",
+            )
     return names, skipped
-
-
-def _local_arch_variant(build: Build, backend: Backend, toolchain: Toolchain, host: Platform) -> Variant:
-    if backend is Backend.CUDA:
-        compute = BackendInfo("cuda", toolchain.cuda_major_minor)
-    elif backend is Backend.CPU:
-        compute = BackendInfo("cpu")
-    elif backend is Backend.METAL:
-        compute = BackendInfo("metal")
-    elif backend is Backend.ROCM:
-        compute = BackendInfo("rocm", tuple(int(p) for p in (toolchain.hip or "0.0").split(".")[:2]))
-    else:
-        compute = BackendInfo("xpu", tuple(int(p) for p in (toolchain.xpu or "0.0").split(".")[:2]))
-    stable = build.stable_abi_for(backend)
-    if stable is not None:
-        return Variant.stable_abi(stable.major_minor(), compute, host.cpu, host.os)
-    return Variant.torch(toolchain.torch_major_minor, compute, host.cpu, host.os, cxx11=host.os == "linux" or None)

@@ -28,7 +28,9 @@ from kernel_builder.tree.layout import discover_variants
 from kernel_builder.tree.metadata import Metadata
 from kernel_builder.tree.opslint import lint_tree
 from kernel_builder.pyenv import probe_toolchain
+from kernel_builder.variants.compat import importable
 from kernel_builder.variants.names import Kind, try_parse
+from kernel_builder.variants.system import toolchain_system
 
 __all__ = [
     "CheckReport",
@@ -223,33 +225,17 @@ def import_check(
     return [], result["ops"]
 
 
-def _python_torch(python: str) -> tuple[tuple[int, int], str | None] | None:
-    try:
-        tc = probe_toolchain(python)
-    except BuildError:
-        return None
-    return tc.torch_major_minor, tc.cuda
-
-
 def _importable(variant_name: str, python: str) -> str | None:
-    """``None`` if ``python``'s torch can load this variant, else why not."""
-    parsed = try_parse(variant_name)
-    facts = _python_torch(python)
-    if facts is None:
+    """``None`` if ``python``'s torch can import this variant, else why not
+    (``variants.compat.importable`` against what ``python`` describes)."""
+    try:
+        system = toolchain_system(probe_toolchain(python))
+    except BuildError:
         return f"{python} has no importable torch"
-    version, cuda = facts
-    if parsed is None or parsed.kind is Kind.NOARCH:
+    parsed = try_parse(variant_name)
+    if parsed is None:
         return None
-    backend = parsed.backend
-    if backend not in ("cpu", "cuda"):
-        return f"{backend} variants cannot be imported on this machine"
-    if backend == "cuda" and cuda is None:
-        return "it is a CUDA build and the checking torch has no CUDA"
-    if parsed.kind is Kind.TORCH and parsed.version != version:
-        return f"it needs torch {parsed.version[0]}.{parsed.version[1]} and {python} has {version[0]}.{version[1]}"
-    if parsed.kind is Kind.STABLE_ABI and parsed.version > version:
-        return f"it needs torch >= {parsed.version[0]}.{parsed.version[1]}"
-    return None
+    return importable(parsed, system).reason
 
 
 def _uncovered(root: Path, scan: VariantScan | None) -> list[str]:

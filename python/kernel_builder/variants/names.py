@@ -23,7 +23,9 @@ import re
 
 import attrs
 
-from kernel_builder.config.model import Backend
+from kernel_builder.backends import BACKENDS, Backend, by_token, spec
+from kernel_builder.versions import major_minor as _major_minor
+from kernel_builder.versions import optional_major_minor as _optional_major_minor
 
 __all__ = [
     "Kind",
@@ -37,12 +39,12 @@ __all__ = [
     "PLAIN_COMPUTE",
 ]
 
-# Compute backends whose name carries a version, and the prefix used in names.
-VERSIONED_COMPUTE: dict[str, str] = {"cuda": "cu", "rocm": "rocm", "xpu": "xpu", "cann": "cann"}
+# Compute backends whose name carries a version, and the prefix used in names (from the
+# one backend table, kernel_builder.backends).
+VERSIONED_COMPUTE: dict[str, str] = {b.value: s.token for b, s in BACKENDS.items() if s.versioned}
 # Compute backends written without a version.
-PLAIN_COMPUTE = ("cpu", "metal", "neuron", "tpu")
+PLAIN_COMPUTE = tuple(b.value for b, s in BACKENDS.items() if not s.versioned)
 
-_PREFIX_TO_BACKEND = {prefix: backend for backend, prefix in VERSIONED_COMPUTE.items()}
 _VERSIONED_RE = re.compile("(" + "|".join(map(re.escape, VERSIONED_COMPUTE.values())) + r")(\d+)(\d)")
 _TORCH_RE = re.compile(r"torch(\d)(\d+)")
 _STABLE_RE = re.compile(r"torch-stable-abi(\d)(\d+)")
@@ -60,27 +62,6 @@ class Kind(str, enum.Enum):
 
     def __str__(self) -> str:
         return self.value
-
-
-def _major_minor(value: object) -> tuple[int, int]:
-    """Accept ``(major, minor)``, ``"2.13"`` or a ``config.model.Version``; give a pair."""
-    if isinstance(value, (tuple, list)) and value and all(isinstance(p, int) and not isinstance(p, bool) for p in value):
-        parts = tuple(value)
-        return (parts + (0,))[:2] if len(parts) < 2 else (parts[0], parts[1])
-    parts = getattr(value, "parts", None)
-    if parts is None and isinstance(value, str):
-        pieces = value.strip().split(".")
-        if not all(p.isdigit() for p in pieces):
-            raise ValueError(f"not a version: {value!r}")
-        parts = tuple(int(p) for p in pieces)
-    if not parts:
-        raise ValueError(f"not a version: {value!r}")
-    padded = (*parts, 0)
-    return int(padded[0]), int(padded[1])
-
-
-def _optional_major_minor(value: object) -> tuple[int, int] | None:
-    return None if value is None else _major_minor(value)
 
 
 def flatten_version(version: tuple[int, int]) -> str:
@@ -107,15 +88,13 @@ class BackendInfo:
     @property
     def variant_str(self) -> str:
         """The token this backend has in a variant name: ``cu128``, ``rocm71``, ``cpu``."""
-        prefix = VERSIONED_COMPUTE.get(self.name.value)
-        if prefix is None:
-            return self.name.value
-        return prefix + flatten_version(self.version or (0, 0))
+        s = spec(self.name)
+        return s.token + flatten_version(self.version or (0, 0)) if s.versioned else s.token
 
     @property
     def noarch_name(self) -> str:
         """The name a noarch variant for this backend has (``torch-<name>``); CANN is ``npu``."""
-        return "npu" if self.name is Backend.CANN else self.name.value
+        return spec(self.name).noarch_name
 
     @classmethod
     def parse(cls, text: str) -> BackendInfo:
@@ -125,7 +104,7 @@ class BackendInfo:
         match = _VERSIONED_RE.fullmatch(text)
         if match is None:
             raise ValueError(f"unknown compute part {text!r} (expected cpu, metal, neuron, tpu, cuXY, rocmXY, xpuXY or cannXY)")
-        return cls(_PREFIX_TO_BACKEND[match[1]], (int(match[2]), int(match[3])))
+        return cls(by_token(match[1]), (int(match[2]), int(match[3])))
 
     def __str__(self) -> str:
         if self.version is None:

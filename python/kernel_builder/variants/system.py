@@ -24,12 +24,14 @@ from typing import Any
 
 import attrs
 
-from kernel_builder.config.model import Backend
+from kernel_builder.backends import Backend, from_torch_versions
 from kernel_builder.errors import LoadError
-from kernel_builder.variants.host import host_platform
+from kernel_builder.pyenv import Toolchain
+from kernel_builder.variants.host import Platform, host_platform
 from kernel_builder.variants.names import BackendInfo
+from kernel_builder.versions import major_minor, optional_major_minor
 
-__all__ = ["System", "BackendInfo", "InvalidBackend", "detect_system", "select_backend", "UNSET"]
+__all__ = ["System", "BackendInfo", "InvalidBackend", "detect_system", "toolchain_system", "select_backend", "UNSET"]
 
 class InvalidBackend(LoadError, ValueError):
     """``backend=`` names a backend this machine cannot run (a ``ValueError`` too, like PyPI kernels)."""
@@ -44,20 +46,8 @@ UNSET: Any = _Unset()
 """Marker for "probe this fact"; ``None`` is a real answer (e.g. no torch installed)."""
 
 
-def _version_pair(text: str | None) -> tuple[int, int] | None:
-    """``"2.13.0+cpu"`` -> ``(2, 13)``; ``None`` stays ``None``."""
-    if text is None:
-        return None
-    m = re.match(r"\s*v?(\d+)(?:\.(\d+))?", str(text))
-    if not m:
-        raise ValueError(f"cannot read a version from {text!r}; expected MAJOR.MINOR")
-    return int(m.group(1)), int(m.group(2) or 0)
-
-
 def _opt_pair(value: Any) -> tuple[int, int] | None:
-    if value is None or isinstance(value, tuple):
-        return value
-    return _version_pair(str(value))
+    return optional_major_minor(value)
 
 
 def _opt_tuple(value: Any) -> tuple[int, ...] | None:
@@ -120,6 +110,21 @@ class System:
         torch = "none" if self.torch_version is None else "%d.%d" % self.torch_version
         abi = "" if self.cxx11_abi is None else (" cxx11" if self.cxx11_abi else " cxx98")
         return f"torch {torch}{abi}, backend {self.backend}, {self.cpu}-{self.os}"
+
+
+def toolchain_system(toolchain: Toolchain, host: Platform | None = None) -> System:
+    """The machine a toolchain Python describes: its torch (version, C++11 ABI, the backend
+    it was built for) on ``host`` (default: this machine). What ``build`` and ``check``
+    hold a variant against (``variants.compat``)."""
+    host = host or host_platform()
+    backend, version = from_torch_versions({"cuda": toolchain.cuda, "hip": toolchain.hip, "xpu": toolchain.xpu})
+    return System(
+        backend=BackendInfo(backend, None if version is None else major_minor(version)),
+        cpu=host.cpu,
+        os=host.os,
+        torch_version=major_minor(toolchain.torch_version),
+        cxx11_abi=toolchain.cxx11_abi if host.os == "linux" else None,
+    )
 
 
 def select_backend(system: System, backend: str | None) -> System:

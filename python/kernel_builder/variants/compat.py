@@ -1,0 +1,157 @@
+"""Does a variant fit a machine: the one compatibility rule.
+
+``fits(variant, system)`` is the loader's rule (that of PyPI ``kernels``): can a Python on
+``system`` load ``variant``. Everything else that asks "does this torch fit this variant"
+is this rule with the question narrowed:
+
+- ``importable``: can the checking torch import it (``check``, the import check): any
+  backend that torch can run counts (a CUDA torch imports CPU variants), and noarch
+  variants are pure Python, so they always import;
+- ``buildable``: can a toolchain with this torch build it (``build --local``, the driver):
+  it must fit, and a versioned backend (CUDA ...) must be the toolchain's exact version,
+  since the name records the version it was built with.
+
+Each answer is a ``Fit`` carrying the reason when it is no. Pure: the callers probe.
+"""
+
+from __future__ import annotations
+
+import attrs
+
+from kernel_builder.backends import Backend, spec
+from kernel_builder.variants.names import Kind, Variant
+from kernel_builder.variants.system import System, select_backend
+from kernel_builder.versions import format_major_minor as _fmt
+
+__all__ = ["Fit", "FITS", "fits", "importable", "buildable", "compilable_here", "METAL_MIN_MACOS"]
+
+# Metal arch builds use -std=metal4.0, which needs macOS 26 at run time.
+METAL_MIN_MACOS = (26, 0)
+
+
+@attrs.frozen
+class Fit:
+    """Yes, or no with the reason (a sentence fragment naming both sides)."""
+
+    reason: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.reason is None
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+FITS = Fit()
+
+
+def fits(variant: Variant, system: System) -> Fit:
+    """Whether ``system`` can load ``variant`` (the loader's acceptance rule)."""
+    if variant.kind is Kind.NOARCH:
+        wanted = system.backend.noarch_name
+        if variant.noarch in (wanted, "universal"):
+            return FITS
+        return Fit(f"noarch backend {variant.noarch} does not match system backend {wanted} and is not universal")
+    return _first(variant, system, _platform, _framework, _compute)
+
+
+def _first(variant: Variant, system: System, *checks) -> Fit:
+    """The first check that says no, else ``FITS`` (a check returns ``None`` for yes)."""
+    for check in checks:
+        fit = check(variant, system)
+        if fit is not None:
+            return fit
+    return FITS
+
+
+def _platform(variant: Variant, system: System) -> Fit | None:
+    if system.free_threaded:
+        return Fit("arch kernels need the stable ABI, which free-threaded Python < 3.15 lacks")
+    if variant.cpu != system.cpu:
+        return Fit(f"CPU {variant.cpu} does not match system CPU {system.cpu}")
+    if variant.os != system.os:
+        return Fit(f"OS {variant.os} does not match system OS {system.os}")
+    return None
+
+
+def _framework(variant: Variant, system: System) -> Fit | None:
+    if variant.kind is Kind.TORCH:
+        if variant.version != system.torch_version:
+            return Fit(
+                f"Torch version {_fmt(variant.version)} does not match environment Torch version {_fmt(system.torch_version)}"
+            )
+        if variant.cxx11 is not None and variant.cxx11 != system.cxx11_abi:
+            return Fit(f"Torch CXX11 ABI {variant.cxx11} does not match environment Torch CXX11 ABI {system.cxx11_abi}")
+    elif variant.kind is Kind.STABLE_ABI:
+        if system.torch_version is None or (variant.version or (0, 0)) > system.torch_version:
+            return Fit(
+                f"Torch stable ABI {_fmt(variant.version)} is too new for environment Torch version {_fmt(system.torch_version)}"
+            )
+    elif variant.kind is Kind.TVM_FFI and variant.version != system.tvm_ffi_version:
+        return Fit(
+            f"tvm-ffi version {_fmt(variant.version)} does not match environment tvm-ffi version {_fmt(system.tvm_ffi_version)}"
+        )
+    return None
+
+
+def _compute(variant: Variant, system: System) -> Fit | None:
+    theirs, mine = variant.compute, system.backend
+    assert theirs is not None
+    if theirs.name is Backend.CUDA and mine.name is Backend.CUDA:
+        theirs_v, mine_v = theirs.version or (0, 0), mine.version or (0, 0)
+        if theirs_v[0] != mine_v[0] or theirs_v[1] > mine_v[1]:
+            return Fit(f"CUDA {_fmt(theirs_v)} is not compatible with system CUDA {_fmt(mine_v)} (same major, minor <= system)")
+        return None
+    if theirs.variant_str != mine.variant_str:
+        return Fit(f"backend {theirs.variant_str} does not match selected backend {mine.variant_str}")
+    if theirs.name is Backend.METAL and (system.macos_version is None or system.macos_version < METAL_MIN_MACOS):
+        return Fit(
+            f"Metal kernels require macOS {_fmt(METAL_MIN_MACOS)} or later, system macOS is "
+            + ("none" if system.macos_version is None else ".".join(map(str, system.macos_version)))
+        )
+    return None
+
+
+def _fits_some_backend(variant: Variant, system: System) -> Fit:
+    """``fits`` for the backend the variant asks for, when ``system`` supports it (a CUDA
+    torch also runs CPU variants); else the answer for the system's own backend."""
+    wanted = variant.compute.name.value if variant.compute is not None else None
+    if wanted is not None and wanted in system.supported_backends:
+        return fits(variant, select_backend(system, wanted))
+    return fits(variant, system)
+
+
+def importable(variant: Variant, system: System) -> Fit:
+    """Whether the torch ``system`` describes can import ``variant`` (for the import check)."""
+    if variant.kind is Kind.NOARCH:
+        return FITS
+    if system.torch_version is None:
+        return Fit("the checking Python has no importable torch")
+    return _fits_some_backend(variant, system)
+
+
+def buildable(variant: Variant, system: System) -> Fit:
+    """Whether a toolchain whose torch ``system`` describes can build ``variant``.
+
+    For a backend no toolchain here compiles (ROCm, XPU, Metal ...) only the framework
+    must fit: the driver then writes the build files and says the toolchain is missing."""
+    if variant.kind is Kind.NOARCH:
+        return FITS
+    assert variant.compute is not None
+    backend = variant.compute.name
+    if not spec(backend).compilable_here:
+        return _first(variant, system, _framework)
+    fit = _fits_some_backend(variant, system)
+    if fit and spec(backend).versioned and variant.compute.version != system.backend.version:
+        return Fit(f"{backend.value} {_fmt(variant.compute.version)} is not the toolchain torch's {system.backend}")
+    return fit
+
+
+def compilable_here(variant: Variant) -> bool:
+    """Whether a toolchain for ``variant``'s backend and platform exists on these machines
+    (Linux, CPU or CUDA); noarch variants compile nothing."""
+    if variant.kind is Kind.NOARCH:
+        return True
+    assert variant.compute is not None
+    return spec(variant.compute.name).compilable_here and variant.os == "linux"
