@@ -30,7 +30,7 @@ VARIANT = "torch213-cxx11-cpu-x86_64-linux"
 
 def builder_run(source: Path, jobs: int) -> tuple[float, str]:
     shutil.rmtree(source / "build", ignore_errors=True)
-    cmd = [sys.executable, "-m", "kernel_builder", "build", str(source), "--local", "--backend", "cpu", "-j", str(jobs)]
+    cmd = [sys.executable, "-m", "kernel_builder", "build", str(source), "--local", "--backend", "cpu", "--cores", str(jobs)]
     start = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start

@@ -15,17 +15,26 @@ import pytest
 from kernel_builder.flake import nix
 from kernel_builder.driver.ops_id import unique_id
 from kernel_builder.flake.selection import default_jobs, select_variants
-from kernel_builder.errors import ConfigError
+from kernel_builder.errors import ConfigError, NixError
+from kernel_builder.flake.variant_table import Provider, parse_table
 from kernel_builder.toolchain.host.discover import build_set_key, discover, is_stale
 from kernel_builder.flake.kernel_flake import kernel_flake_ref, kernel_identity, needed_files, prepare_flake_input, prepare_kernel_flake
 from nix_support import PYTHON, commit_all, copy_kernel, dry_run, kernel_builder
 
-TABLE = [
-    {"name": "torch212-cxx11-cpu-x86_64-linux", "backend": "cpu", "bundle": True, "buildable": False, "reason": "no torch 2.12"},
-    {"name": "torch213-cxx11-cpu-x86_64-linux", "backend": "cpu", "bundle": True, "buildable": True, "reason": ""},
-    {"name": "torch211-cxx11-cpu-x86_64-linux", "backend": "cpu", "bundle": False, "buildable": True, "reason": ""},
-    {"name": "torch214-cxx11-cu130-x86_64-linux", "backend": "cuda", "bundle": True, "buildable": True, "reason": ""},
-]
+TABLE = parse_table([
+    {"name": "torch212-cxx11-cpu-x86_64-linux", "backend": "cpu", "bundle": True, "buildable": False, "reason": "no torch 2.12", "buildSet": "torch2.12-cpu"},
+    {"name": "torch213-cxx11-cpu-x86_64-linux", "backend": "cpu", "bundle": True, "buildable": True, "reason": "", "buildSet": "torch2.13-cpu"},
+    {"name": "torch211-cxx11-cpu-x86_64-linux", "backend": "cpu", "bundle": False, "buildable": True, "reason": "", "buildSet": "torch2.11-cpu"},
+    {"name": "torch214-cxx11-cu130-x86_64-linux", "backend": "cuda", "bundle": True, "buildable": True, "reason": "",
+     "buildSet": "torch2.14-cuda13.0", "toolchainProvider": "pinned", "toolchainPython": "/nix/store/x-python/bin/python"},
+])
+
+
+def test_the_variant_table_is_typed_once() -> None:
+    entry = TABLE[3]
+    assert entry.provider is Provider.PINNED and entry.build_set == "torch2.14-cuda13.0" and entry.python.endswith("python")
+    with pytest.raises(NixError, match=r"variantTable\[0\] lacks buildSet"):
+        parse_table([{"name": "x", "backend": "cpu", "bundle": True, "buildable": True}])
 
 
 class TestSelectVariants:

@@ -28,8 +28,8 @@ __all__ = ["build"]
 @click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--variant", "variants", multiple=True, metavar="NAME", help="Build only this variant (repeatable).")
 @click.option("--backend", "backends", multiple=True, metavar="NAME", help="Build only variants of this backend (repeatable).")
-@click.option("-j", "--max-jobs", "max_jobs", type=click.IntRange(min=0), help="Variants built at once on this machine (default: one per CPU, at most the number of variants; 0 = only on --builders).")
-@click.option("--cores", type=click.IntRange(min=1), help="Cores each variant build may use (default: CPUs / jobs).")
+@click.option("-j", "--max-jobs", "max_jobs", type=click.IntRange(min=0), help="Variants built at once on this machine (default: one per CPU, at most the number of variants; 0 = only on --builders). --local builds one at a time.")
+@click.option("--cores", type=click.IntRange(min=1), help="Compile jobs each variant build may use (default: CPUs / jobs; with --local: all CPUs).")
 @click.option("-L", "--print-build-logs", "print_build_logs", is_flag=True, help="Stream every variant's build log to stderr.")
 @click.option("--local", is_flag=True, help="Skip Nix: build with the torch of this Python (or --toolchain-python).")
 @click.option("--toolchain-python", metavar="PATH", help="With --local: the Python whose torch to build against.")
@@ -107,9 +107,11 @@ def build(
     from kernel_builder.config import load  # lazy: the config reader (tomlkit, cattrs) is not needed for --help
 
     kernel_dir = directory.resolve()
-    load(kernel_dir, check_sources=True)  # every build.toml error, before Nix runs
+    build = load(kernel_dir, check_sources=True)  # every build.toml error, before Nix runs
     if local:
-        _build_local(kernel_dir, variants, backends, toolchain_python, max_jobs, print_build_logs, as_json)
+        if max_jobs is not None and max_jobs > 1:
+            output.note(f"note: --local builds one variant at a time; -j {max_jobs} has no effect (--cores sets the compile jobs)")
+        _build_local(kernel_dir, build, variants, backends, toolchain_python, cores, print_build_logs, as_json)
         return
     if print_nix_args:
         from kernel_builder.flake.kernel_flake import prepare_kernel_flake  # lazy: as load
@@ -136,19 +138,19 @@ def build(
             "--toolchain host after `kernel-builder toolchain setup` (or `toolchain discover --python PATH`)",
         )
     jobs = default_jobs(len(selected))[0] if max_jobs is None else max_jobs
-    options = flake_build.nix_options(jobs, cores, builders, toolchain, cache)
+    options = flake_build.nix_options(jobs, cores, builders, flake.provider, cache)
     with _Progress(selected, print_build_logs) as progress:
         rows = flake_build.build_variants(
-            flake, selected, options, progress, toolchain=toolchain, fetch_progress=output.progress_bar("fetch")
+            flake, selected, options, progress, fetch_progress=output.progress_bar("fetch")
         )
     _report(rows, kernel_dir / "build")
     if as_json:
         output.result_json([
-            {"variant": r.name, "status": r.status, "where": r.where, "seconds": r.seconds, "size": r.size,
+            {"variant": r.name, "status": r.status.value, "where": r.where, "seconds": r.seconds, "size": r.size,
              "drv": r.drv, "path": str(kernel_dir / "build" / r.name) if r.status in flake_build.DONE else None}
             for r in rows
         ])
-    failed = [r.name for r in rows if r.status == "failed"]
+    failed = [r.name for r in rows if r.status is flake_build.RowStatus.FAILED]
     if failed:
         raise BuildError(f"{len(failed)} of {len(rows)} variant(s) failed: {', '.join(failed)}")
 
@@ -180,8 +182,8 @@ class _Progress:
             if row is None:
                 table.add_row(name, "queued", "", "")
                 continue
-            elapsed = f"{now - row.started:5.0f}s" if row.status == "building" and row.started else ""
-            table.add_row(row.name, row.status, row.where or "", elapsed)
+            elapsed = f"{now - row.started:5.0f}s" if row.status.value == "building" and row.started else ""
+            table.add_row(row.name, row.status.value, row.where or "", elapsed)
         return table
 
     def __enter__(self) -> _Progress:
@@ -215,30 +217,30 @@ def _report(rows: Sequence[Any], build_dir: Path) -> None:
     for row in rows:
         seconds = f"{row.seconds:.1f}s" if row.seconds is not None else "-"
         size = f"{row.size / 1e6:.2f} MB" if row.size is not None else "-"
-        style = {"failed": "red", "built": "green", "fetched": "cyan"}.get(row.status)
-        table.add_row(row.name, row.status, row.where or "-", seconds, size, style=style)
+        style = {"failed": "red", "built": "green", "fetched": "cyan"}.get(row.status.value)
+        table.add_row(row.name, row.status.value, row.where or "-", seconds, size, style=style)
     output.console().print(table)
     for row in rows:
-        if row.status == "failed":
+        if row.status.value == "failed":
             output.console().print(f"[red]{row.name} failed[/red]; last log lines:", highlight=False)
             output.note("\n".join(row.log[-25:]) or "(no log lines captured)")
             if row.drv:
                 output.note(f"full log: nix log {row.drv}")
-    built = [r.name for r in rows if r.status == "built"]
-    fetched = [r.name for r in rows if r.status == "fetched"]
+    built = [r.name for r in rows if r.status.value == "built"]
+    fetched = [r.name for r in rows if r.status.value == "fetched"]
     output.note(f"nix built {len(built)} derivation(s)" + (f", fetched {len(fetched)} from the cache" if fetched else "")
                 + f"; results in {build_dir}")
 
 
 def _build_local(
-    kernel_dir: Path, variants: Sequence[str], backends: Sequence[str], toolchain_python: str | None,
-    jobs: int | None, verbose: bool, as_json: bool,
+    kernel_dir: Path, build: Any, variants: Sequence[str], backends: Sequence[str], toolchain_python: str | None,
+    cores: int | None, verbose: bool, as_json: bool,
 ) -> None:
     from kernel_builder.flake.local import build_local  # lazy: as load
 
     results = build_local(
         kernel_dir, variants=list(variants) or None, backends=list(backends) or None,
-        toolchain=toolchain_python, jobs=jobs, verbose=verbose,
+        toolchain=toolchain_python, cores=cores, verbose=verbose, build=build,
     )
     if as_json:
         output.result_json([_local_result(r) for r in results])

@@ -10,6 +10,7 @@ shows: it passes an observer for live progress and reads the rows.
 
 from __future__ import annotations
 
+import enum
 import hashlib
 import json
 import logging
@@ -17,19 +18,24 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 import attrs
 
+from kernel_builder._files import write_atomic
 from kernel_builder.flake import nix
 from kernel_builder.flake.cache import query_caches, refusal
 from kernel_builder.errors import BuildError
 from kernel_builder.tree.layout import hash_variants, install_variant, tree_size
 from kernel_builder.flake.kernel_flake import PreparedFlake, prepare_kernel_flake
+from kernel_builder.flake.variant_table import Provider, VariantEntry, parse_table
 from kernel_builder.toolchain.pinned.store import ensure_fetched, record_pythons
 from kernel_builder.toolchain.state import state_dir
 
-__all__ = ["DONE", "HERMETIC_NOTE", "KernelFlake", "Observer", "VariantRow", "build_variants", "nix_options", "open_kernel_flake"]
+__all__ = [
+    "DONE", "HERMETIC_NOTE", "KernelFlake", "Observer", "RowStatus", "VariantRow", "build_variants", "nix_options",
+    "open_kernel_flake",
+]
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +44,24 @@ HERMETIC_NOTE = (
     "Python environments as recorded in {path}; a change to any of them rebuilds, but the "
     "results are only as reproducible as this machine"
 )
-DONE = ("built", "fetched", "cached")  # the states whose variant is in build/
+
+
+class RowStatus(str, enum.Enum):
+    """What happened to a selected variant (``--json``'s ``status``)."""
+
+    QUEUED = "queued"
+    BUILDING = "building"
+    BUILT = "built"
+    FETCHING = "fetching"  # substituting from a binary cache
+    FETCHED = "fetched"
+    CACHED = "cached"  # already in the store: nothing to do
+    FAILED = "failed"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+DONE = (RowStatus.BUILT, RowStatus.FETCHED, RowStatus.CACHED)  # the states whose variant is in build/
 
 
 @attrs.define
@@ -46,7 +69,7 @@ class VariantRow:
     """One selected variant and what happened to it."""
 
     name: str
-    status: str = "queued"  # queued | building | built | fetching | fetched | cached | failed
+    status: RowStatus = attrs.field(default=RowStatus.QUEUED, converter=RowStatus)
     where: str | None = None  # "local", the remote builder's URI, or the cache URL it was fetched from
     started: float | None = None
     seconds: float | None = None
@@ -69,48 +92,51 @@ class KernelFlake:
 
     directory: Path
     prepared: PreparedFlake
-    table: list[dict[str, Any]]  # one row per variant: name, buildSet, buildable, reason, ...
+    provider: Provider
+    table: tuple[VariantEntry, ...]  # one row per variant of the matrix, in matrix order
 
     def installables(self, names: Sequence[str], output: str = "redistributable") -> dict[str, str]:
         return {name: self.prepared.installable(f"{output}.{name}") for name in names}
 
 
-def open_kernel_flake(kernel_dir: Path, extra_pythons: Sequence[str] = (), toolchain: str = "pinned") -> KernelFlake:
+def open_kernel_flake(
+    kernel_dir: Path, extra_pythons: Sequence[str] = (), provider: Provider | str = Provider.PINNED
+) -> KernelFlake:
     """Record the toolchain (host only), write the flake input, and ask the flake for its variants.
 
     The variant table depends only on the flake input (builder, build sets, toolchain) and
     build.toml, so it is cached under that key.
     """
-    prepared = prepare_kernel_flake(kernel_dir, list(extra_pythons), toolchain=toolchain)
-    if toolchain == "host":
+    provider = Provider(provider)
+    prepared = prepare_kernel_flake(kernel_dir, list(extra_pythons), toolchain=provider.value)
+    if provider is Provider.HOST:
         log.info("note: " + HERMETIC_NOTE.format(path=prepared.toolchains))
     key = hashlib.sha256(
         "\0".join([*prepared.flake_args, prepared.ref]).encode() + (kernel_dir / "build.toml").read_bytes()
     ).hexdigest()[:24]
     cache = state_dir() / "variant-tables" / f"{key}.json"
     if cache.is_file():
-        return KernelFlake(kernel_dir, prepared, json.loads(cache.read_text()))
-    table = nix.eval_json(prepared.installable("variantTable"), flake_args=prepared.flake_args)
-    assert isinstance(table, list)
+        return KernelFlake(kernel_dir, prepared, provider, parse_table(json.loads(cache.read_text())))
+    records = nix.eval_json(prepared.installable("variantTable"), flake_args=prepared.flake_args)
+    table = parse_table(records if isinstance(records, list) else [records])
     cache.parent.mkdir(parents=True, exist_ok=True)
-    tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(table))
-    os.replace(tmp, cache)
-    return KernelFlake(kernel_dir, prepared, table)
+    write_atomic(cache, json.dumps(records))
+    return KernelFlake(kernel_dir, prepared, provider, table)
 
 
 def nix_options(
-    jobs: int, cores: int | None, builders: str | None, toolchain: str, cache: tuple[tuple[str, ...], tuple[str, ...]]
+    jobs: int, cores: int | None, builders: str | None, provider: Provider | str,
+    cache: tuple[tuple[str, ...], tuple[str, ...]],
 ) -> nix.NixOptions:
     """Explicit nix flags: ``cores`` defaults to the CPUs shared among ``jobs``; pinned toolchains build sandboxed."""
     return nix.NixOptions(
         max_jobs=jobs, cores=cores or max(1, (os.cpu_count() or 1) // max(jobs, 1)), builders=builders,
-        sandbox=toolchain == "pinned", substituters=cache[0], trusted_keys=cache[1],
+        sandbox=Provider(provider) is Provider.PINNED, substituters=cache[0], trusted_keys=cache[1],
     )
 
 
 def build_variants(
-    flake: KernelFlake, selected: Sequence[str], options: nix.NixOptions, observer: Observer, *, toolchain: str = "pinned",
+    flake: KernelFlake, selected: Sequence[str], options: nix.NixOptions, observer: Observer, *,
     fetch_progress: Callable[[str, int, int], None] | None = None,
 ) -> list[VariantRow]:
     """Build ``selected`` and install each variant that built into ``flake.directory/build``.
@@ -120,11 +146,11 @@ def build_variants(
     """
     targets = flake.installables(selected)
     fetchable, toolchain_cached = _ask_caches(list(targets.values()), flake, options) if options.substituters else ({}, False)
-    if toolchain == "pinned":
-        chosen = [row for row in flake.table if row["name"] in selected]
+    if flake.provider is Provider.PINNED:
+        chosen = [entry for entry in flake.table if entry.name in selected]
         if not toolchain_cached:  # else Nix substitutes the toolchain: no artifact is needed here
-            ensure_fetched([row["buildSet"] for row in chosen if row["name"] not in fetchable], fetch_progress)
-        record_pythons(chosen)
+            ensure_fetched([entry.build_set for entry in chosen if entry.name not in fetchable], fetch_progress)
+        record_pythons({e.build_set: e.python for e in chosen if e.provider is Provider.PINNED and e.python})
     log.info(
         f"{len(selected)} variant(s) selected (unique id {flake.prepared.identity.unique_id}), "
         f"nix -j {options.max_jobs} --cores {options.cores}"
@@ -136,7 +162,7 @@ def build_variants(
         on_event=_Tracker(rows, observer, options.max_jobs).on_event,
     )
     for name in report.failed:
-        rows[name].status = "failed"
+        rows[name].status = RowStatus.FAILED
     if report.returncode != 0 and not report.failed:  # nix failed before building anything
         if report.builder_errors and not report.built:
             raise _builder_failure(report, options.max_jobs)
@@ -170,15 +196,15 @@ def _install(build_dir: Path, rows: dict[str, VariantRow], outputs: Mapping[str,
     created = not build_dir.exists()
     build_dir.mkdir(exist_ok=True)
     for name, row in rows.items():
-        if row.status == "failed":
+        if row.status is RowStatus.FAILED:
             continue
         if name not in outputs:
-            row.status = "failed"
+            row.status = RowStatus.FAILED
             continue
-        if row.status == "queued":
-            row.status, row.where = "cached", "store"
-        elif row.status == "fetching":
-            row.status = "fetched"
+        if row.status is RowStatus.QUEUED:
+            row.status, row.where = RowStatus.CACHED, "store"
+        elif row.status is RowStatus.FETCHING:
+            row.status = RowStatus.FETCHED
             row.seconds = time.monotonic() - (row.started or time.monotonic())
         row.size = tree_size(install_variant(Path(outputs[name]), build_dir, name))
     hash_variants([build_dir / r.name for r in rows.values() if r.status in DONE])
@@ -201,23 +227,23 @@ class _Tracker:
         if row is None:
             return
         if event.kind == "substitute":
-            row.status, row.where, row.started = "fetching", event.machine, time.monotonic()
+            row.status, row.where, row.started = RowStatus.FETCHING, event.machine, time.monotonic()
             self.observer.changed(row, f"fetching {row.name} from {event.machine}")
             return
         row.drv = event.drv
         if event.kind == "start":
-            row.status, row.started, row.where = "building", time.monotonic(), event.machine or "local"
+            row.status, row.started, row.where = RowStatus.BUILDING, time.monotonic(), event.machine or "local"
             self.observer.changed(row, f"building {row.name}" + (f" on {event.machine}" if event.machine else ""))
         elif event.kind == "log":
             row.log.append(event.text)
             self.observer.log(row, event.text)
-        elif event.kind == "stop" and row.status == "building":
+        elif event.kind == "stop" and row.status is RowStatus.BUILDING:
             row.seconds = time.monotonic() - (row.started or time.monotonic())
-            row.status = "built"
+            row.status = RowStatus.BUILT
             where = f" on {row.where}" if row.where != "local" else ""
             self.observer.changed(row, f"built {row.name}{where} in {row.seconds:.1f}s")
         elif event.kind == "error":
-            row.status = "failed"
+            row.status = RowStatus.FAILED
             self.observer.changed(row, f"FAILED {row.name}")
 
     def _warn_once(self, event: nix.BuildEvent) -> None:

@@ -50,17 +50,20 @@ def build_local(
     backends: Iterable[str] | None = None,
     out_dir: str | Path | None = None,
     toolchain: str | None = None,
-    jobs: int | None = None,
+    cores: int | None = None,
     verbose: bool = False,
+    build: Build | None = None,
 ) -> list[VariantResult]:
     """Build the kernel in ``kernel_dir`` into ``out_dir`` (default ``kernel_dir/build``).
 
     ``variants`` builds exactly those names; otherwise the names come from the toolchain
     (see ``local_variants``), restricted to ``backends`` when given. ``toolchain`` is the
-    Python with torch (default: this interpreter).
+    Python with torch (default: this interpreter). ``cores``: compile jobs per variant
+    (variants are built one after another). ``build``: the parsed build.toml, when the
+    caller has it (it is read once per command).
     """
     kernel_dir = Path(kernel_dir)
-    build = load(kernel_dir, check_sources=True)
+    build = build or load(kernel_dir, check_sources=True)
     python = toolchain or sys.executable
     out = Path(out_dir) if out_dir is not None else kernel_dir / "build"
     if variants is not None:
@@ -94,7 +97,7 @@ def build_local(
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None
     try:
         return [
-            build_variant(kernel_dir, name, out, toolchain_python=python, build=build, jobs=jobs, verbose=verbose)
+            build_variant(kernel_dir, name, out, toolchain_python=python, build=build, jobs=cores, verbose=verbose)
             for name in names
         ]
     except BaseException:

@@ -7,6 +7,7 @@ nothing depends on the user's nix.conf.
 
 from __future__ import annotations
 
+import enum
 import json
 import os
 import re
@@ -24,6 +25,7 @@ from kernel_builder.errors import NixError
 
 __all__ = [
     "BuildEvent",
+    "EventKind",
     "BuildReport",
     "NixOptions",
     "build",
@@ -144,6 +146,21 @@ class NixOptions:
         return nix_env(sandbox=self.sandbox, substituters=self.substituters, trusted_keys=self.trusted_keys)
 
 
+class EventKind(str, enum.Enum):
+    """What a ``BuildEvent`` reports (see ``BuildEvent``)."""
+
+    START = "start"
+    STOP = "stop"
+    LOG = "log"
+    SUBSTITUTE = "substitute"
+    BUILDER_ERROR = "builder-error"
+    UNTRUSTED = "untrusted"
+    ERROR = "error"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 @attrs.frozen
 class BuildEvent:
     """One thing nix reported.
@@ -156,7 +173,7 @@ class BuildEvent:
     to, when there is one.
     """
 
-    kind: str
+    kind: EventKind = attrs.field(converter=EventKind)
     drv: str | None = None
     text: str = ""
     machine: str = ""

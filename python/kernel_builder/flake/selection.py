@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 from kernel_builder.config.model import Backend, Build
 from kernel_builder.errors import BuildError, ConfigError
+from kernel_builder.flake.variant_table import VariantEntry
 from kernel_builder.variants.compat import Fit, buildable, compilable_here
 from kernel_builder.variants.matrix import MatrixResult
 from kernel_builder.variants.system import System
@@ -30,7 +30,7 @@ def default_jobs(n_variants: int, cpus: int | None = None) -> tuple[int, int]:
 
 
 def select_variants(
-    table: Sequence[dict[str, Any]], variants: Sequence[str], backends: Sequence[str]
+    table: Sequence[VariantEntry], variants: Sequence[str], backends: Sequence[str]
 ) -> tuple[list[str], list[str]]:
     """Pick variants from the flake's variant table: ``(selected, skip notes)``.
 
@@ -38,16 +38,16 @@ def select_variants(
     reason); otherwise every bundle variant of the chosen ``backends`` that has a
     toolchain, with a note for each one that has none.
     """
-    by_name = {row["name"]: row for row in table}
+    by_name = {entry.name: entry for entry in table}
     for name in variants:
         if name not in by_name:
             raise ConfigError(
                 f"unknown variant {name!r} for this kernel on this system",
                 hint="choose one of: " + ", ".join(by_name),
             )
-        if not by_name[name]["buildable"]:
-            raise ConfigError(f"variant {name} cannot be built here: {by_name[name]['reason']}")
-    known_backends = {row["backend"] for row in table}
+        if not by_name[name].buildable:
+            raise ConfigError(f"variant {name} cannot be built here: {by_name[name].reason}")
+    known_backends = {entry.backend for entry in table}
     for backend in backends:
         if backend not in known_backends:
             raise ConfigError(
@@ -55,17 +55,15 @@ def select_variants(
                 hint="backends of this kernel: " + ", ".join(sorted(known_backends)),
             )
     if variants:
-        return [row["name"] for row in table if row["name"] in variants], []
+        return [entry.name for entry in table if entry.name in variants], []
     selected, notes = [], []
-    for row in table:
-        if backends and row["backend"] not in backends:
+    for entry in table:
+        if (backends and entry.backend not in backends) or not entry.bundle:
             continue
-        if not row["bundle"]:
-            continue
-        if row["buildable"]:
-            selected.append(row["name"])
+        if entry.buildable:
+            selected.append(entry.name)
         else:
-            notes.append(f"{row['name']}: {row['reason']}")
+            notes.append(f"{entry.name}: {entry.reason}")
     return selected, notes
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -38,17 +38,16 @@ def _path(state: Path | None) -> Path:
     return (state or state_dir()) / "pinned-toolchains.json"
 
 
-def record_pythons(table: Sequence[dict[str, Any]], *, state: Path | None = None) -> None:
-    """Remember the store Python of every pinned build set in the flake's variant table."""
+def record_pythons(pythons: Mapping[str, str], *, state: Path | None = None) -> None:
+    """Remember the store Python of pinned build sets (build-set key -> Python)."""
     path = _path(state)
     try:
         record = json.loads(path.read_text())
     except (OSError, ValueError):
         record = {}
     sets = record.setdefault("build-sets", {})
-    for row in table:
-        if row.get("toolchainProvider") == "pinned" and row.get("toolchainPython"):
-            sets[row["buildSet"]] = {"python": row["toolchainPython"]}
+    for key, python in pythons.items():
+        sets[key] = {"python": python}
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(f".{os.getpid()}.tmp")
     tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
