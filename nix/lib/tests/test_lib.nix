@@ -59,8 +59,8 @@ in
       };
     };
     pythonSrcIsTheVariantBuild = {
-      expr = map (rel: builtins.pathExists "${lib.context.pythonSrc}/kernel_builder/${rel}") [ "driver/run_variant.py" "cli/build.py" "config/update.py" ];
-      expected = [ true false false ];
+      expr = map (rel: builtins.pathExists "${lib.context.pythonSrc}/kernel_builder/${rel}") [ "driver/run_variant.py" "tree/checks.py" "variants/compat.py" "cli/build.py" "flake/selection.py" "toolchain/host/setup.py" ];
+      expected = [ true true true false false false ];
     };
     pythonFullSrcIsTheWholePackage = {
       expr = map (rel: builtins.pathExists "${lib.context.pythonFullSrc}/kernel_builder/${rel}") [ "driver/run_variant.py" "cli/build.py" ];
