@@ -159,7 +159,7 @@ class TestTreeCard:
         (tmp_path / "b" / "CARD.md").write_text(card)
         with pytest.raises(ConfigError, match=says) as raised:
             render_tree_card(read_tree(tmp_path / "b"), "org/k", 1)
-        assert "would publish a card that names another repository" in str(raised.value)
+        assert "would publish a card that does not name org/k" in str(raised.value)
         assert "upload from the kernel's directory" in raised.value.hint
 
     def test_kernel_without_card_md_renders_a_stale_prerendered_card_again(self, tmp_path):

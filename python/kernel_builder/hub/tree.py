@@ -138,6 +138,6 @@ def _cannot_rerender(card: Path, stamp: cardlib.CardStamp | None, repo_id: str) 
         what = f"was rendered {named} from the kernel's own CARD.md template, which this tree does not hold"
         fix = f'or set repo-id = "{repo_id}" under [general.hub] in build.toml and build again'
     return ConfigError(
-        f"{card} {what}; uploading it to {repo_id} would publish a card that names another repository",
+        f"{card} {what}; uploading it would publish a card that does not name {repo_id}",
         hint=f"upload from the kernel's directory (build.toml and CARD.md render the card for {repo_id}), {fix}",
     )
