@@ -13,7 +13,10 @@ import pytest
 from hub_trees import make_kernel, write_variant
 from kernel_builder.errors import ConfigError
 from kernel_builder.hub.card import (
+    UNSET_REPO_ID,
     CardContext,
+    CardStamp,
+    card_repo_id,
     context_for_module,
     default_template,
     exported_names,
@@ -22,7 +25,7 @@ from kernel_builder.hub.card import (
     template_for,
     tree_context,
 )
-from kernel_builder.hub.tree import read_tree, render_tree_card
+from kernel_builder.hub.tree import choose_target, read_tree, render_tree_card
 
 REPO = Path(__file__).resolve().parents[2]
 RENDER_CARD = REPO / "nix" / "lib" / "builders" / "render-card.py"
@@ -52,6 +55,50 @@ class TestContext:
         assert ctx.as_dict()["license"] == "mit"
 
 
+class TestRepoId:
+    """card_repo_id: the one rule for the repo id a card names (bundle and upload)."""
+
+    def test_option_then_build_toml_then_none_never_the_kernel_name(self, tmp_path):
+        named = read_tree(make_kernel(tmp_path / "named")).build
+        unnamed = read_tree(make_kernel(tmp_path / "unnamed", repo_id=None)).build
+        assert card_repo_id(named) == "org/hub-relu"
+        assert card_repo_id(named, "org/x") == "org/x"
+        assert card_repo_id(unnamed) is None and unnamed.general.name == "hub-relu"
+        assert card_repo_id(unnamed, "org/x") == "org/x"
+        assert card_repo_id(None) is None and card_repo_id(None, "org/x") == "org/x"
+
+    def test_upload_targets_the_same_repo_id(self, tmp_path):
+        named, unnamed = read_tree(make_kernel(tmp_path / "named")), read_tree(make_kernel(tmp_path / "unnamed", repo_id=None))
+        assert choose_target(named, None, None)[0] == card_repo_id(named.build) == "org/hub-relu"
+        assert choose_target(unnamed, "org/x", None)[0] == card_repo_id(unnamed.build, "org/x") == "org/x"
+        with pytest.raises(ConfigError, match="no repository to upload to"):
+            choose_target(unnamed, None, None)
+
+
+class TestStamp:
+    def test_line_and_read(self):
+        for stamp in (CardStamp("org/x", True), CardStamp("org/x", False), CardStamp(None, True), CardStamp(None, False)):
+            assert CardStamp.read(f"# card\n\n{stamp.line()}\n\n") == stamp
+        assert CardStamp(None, True).line() == "<!-- kernel-builder card: rendered without a repo id; template: default -->"
+        assert CardStamp("org/x", False).line() == "<!-- kernel-builder card: rendered for org/x; template: own -->"
+        assert CardStamp.read("") is None and CardStamp.read("# a hand-written card\n") is None
+        assert CardStamp.read(f"{CardStamp('org/x', True).line()}\nmore text\n") is None  # only the last line counts
+
+    def test_render_card_ends_with_the_stamp(self, tmp_path):
+        ctx = CardContext("org/k", 1, "MIT")
+        assert render_card("# {{ repo_id }}", ctx, template_path=tmp_path / "CARD.md") == (
+            "# org/k\n\n<!-- kernel-builder card: rendered for org/k; template: own -->\n"
+        )
+        assert CardStamp.read(render_card(default_template(), ctx)) == CardStamp("org/k", True)
+
+    def test_without_a_repo_id_the_card_shows_a_placeholder(self):
+        text = render_card(default_template(), CardContext(None, 2, "MIT", ("relu",), has_benchmark=True))
+        assert f"# {UNSET_REPO_ID}\n" in text and f'get_kernel("{UNSET_REPO_ID}", version=2)' in text
+        assert f"kernels benchmark {UNSET_REPO_ID} --version 2" in text
+        assert text.endswith("\n<!-- kernel-builder card: rendered without a repo id; template: default -->\n")
+        assert CardStamp.read(text) == CardStamp(None, True)
+
+
 class TestRender:
     def test_default_card_sections(self):
         ctx = CardContext("org/k", 2, "Apache-2.0", ("relu",), ("ReLU",), True, "https://u", None)
@@ -79,7 +126,7 @@ class TestTreeCard:
     def test_source_template_wins(self, tmp_path):
         root = make_kernel(tmp_path / "k", card="# {{ repo_id }} v{{ version }}\n{{ functions | join(',') }}\n")
         text = render_tree_card(read_tree(root), "org/k", 1)
-        assert text == "# org/k v1\nrelu,scale\n"
+        assert text == "# org/k v1\nrelu,scale\n\n<!-- kernel-builder card: rendered for org/k; template: own -->\n"
 
     def test_functions_come_from_torch_ext(self, tmp_path):
         root = make_kernel(tmp_path / "k")
@@ -87,11 +134,43 @@ class TestTreeCard:
         text = render_tree_card(read_tree(root), "org/k", 1)
         assert "- `only_in_source`" in text and "- `relu`" not in text
 
-    def test_bare_tree_prefers_prerendered_card(self, tmp_path):
+    def test_bare_tree_takes_a_prerendered_card_only_when_it_names_the_repo(self, tmp_path):
         write_variant(tmp_path / "b", "cpu")
-        assert "- `relu`" in render_tree_card(read_tree(tmp_path / "b"), "org/k", 1)
-        (tmp_path / "b" / "CARD.md").write_text("already rendered\n")
-        assert render_tree_card(read_tree(tmp_path / "b"), "org/k", 1) == "already rendered\n"
+        tree = read_tree(tmp_path / "b")
+        assert "- `relu`" in render_tree_card(tree, "org/k", 1)  # no card: the default one
+        card = tmp_path / "b" / "CARD.md"
+        card.write_text(f"hand-edited\n\n{CardStamp('org/k', False).line()}\n")
+        assert render_tree_card(tree, "org/k", 1) == card.read_text()  # names org/k: as it is
+        for named in ("org/other", None):  # the default template made it: rendered again
+            card.write_text(f"# {named}\n\n{CardStamp(named, True).line()}\n")
+            text = render_tree_card(tree, "org/k", 1)
+            assert 'get_kernel("org/k", version=1)' in text and CardStamp.read(text) == CardStamp("org/k", True)
+
+    @pytest.mark.parametrize(
+        ("card", "says"),
+        [
+            ("already rendered\n", "has no kernel-builder stamp"),
+            (f"# ORG/NAME\n\n{CardStamp(None, False).line()}\n", "rendered without a repo id from the kernel's own CARD.md"),
+            (f"# org/old\n\n{CardStamp('org/old', False).line()}\n", "rendered for org/old from the kernel's own CARD.md"),
+        ],
+    )
+    def test_bare_tree_refuses_a_card_it_cannot_render_again(self, tmp_path, card, says):
+        write_variant(tmp_path / "b", "cpu")
+        (tmp_path / "b" / "CARD.md").write_text(card)
+        with pytest.raises(ConfigError, match=says) as raised:
+            render_tree_card(read_tree(tmp_path / "b"), "org/k", 1)
+        assert "would publish a card that does not name org/k" in str(raised.value)
+        assert "upload from the kernel's directory" in raised.value.hint
+
+    def test_kernel_without_card_md_renders_a_stale_prerendered_card_again(self, tmp_path):
+        root = make_kernel(tmp_path / "k", repo_id=None)
+        tree = read_tree(root)
+        fresh = render_tree_card(tree, "org/x", 1)
+        for stale in ("no stamp\n", f"x\n\n{CardStamp(None, True).line()}\n", f"x\n\n{CardStamp('org/y', False).line()}\n"):
+            (root / "build" / "CARD.md").write_text(stale)
+            assert render_tree_card(tree, "org/x", 1) == fresh
+        (root / "build" / "CARD.md").write_text(f"kept\n\n{CardStamp('org/x', True).line()}\n")
+        assert render_tree_card(tree, "org/x", 1).startswith("kept\n")
 
     def test_default_card_from_a_kernel_source_has_every_field(self, tmp_path):
         root = make_kernel(tmp_path / "k")
@@ -180,6 +259,17 @@ class TestBundleCard:
         expected = render_tree_card(read_tree(root), "org/hub-relu", 1)
         assert _bundle_card(root, tmp_path / "nix") == expected
         assert ("- `relu`" in expected) == (card is None)
+
+    @pytest.mark.parametrize("card", [None, "# {{ repo_id }}\nget_kernel(\"{{ repo_id }}\")\n"])
+    def test_without_a_repo_id_the_bundle_card_says_so_and_upload_renders_it_again(self, tmp_path, card):
+        root = make_kernel(tmp_path / "k", repo_id=None, card=card)
+        bundled = _bundle_card(root, tmp_path / "nix")
+        assert f'get_kernel("{UNSET_REPO_ID}"' in bundled and 'get_kernel("hub-relu"' not in bundled
+        assert CardStamp.read(bundled) == CardStamp(None, card is None)
+        (root / "build" / "CARD.md").write_text(bundled)  # as `nix run .#build-variants` leaves it
+        uploaded = render_tree_card(read_tree(root), "org/x", 1)
+        assert 'get_kernel("org/x"' in uploaded and UNSET_REPO_ID not in uploaded
+        assert CardStamp.read(uploaded) == CardStamp("org/x", card is None)
 
     def test_render_card_imports_only_the_driver_environment(self, tmp_path):
         """The bundle runs render-card.py with the pinned driver Python: it may import the

@@ -306,6 +306,21 @@ def test_bare_build_tree_and_model_repo(hub_server, tmp_path):
     assert "- `scale`" in hub_server.files("org/bare", "main", repo_type="model")["README.md"].decode()
 
 
+def test_bare_tree_with_a_card_for_another_repo_is_refused(hub_server, tmp_path):
+    """A bare tree's card made from the kernel's own template cannot be rendered again for
+    another repository: upload stops before talking to the Hub, naming both and the way out."""
+    from kernel_builder.hub.card import CardStamp
+
+    build = tmp_path / "bundle"
+    write_variant(build, "cpu")
+    (build / "CARD.md").write_text(f"# org/old\n\n{CardStamp('org/old', False).line()}\n")
+    done = run_cli(str(build), "--repo-id", "org/new", env={"HF_TOKEN": SECRET})
+    assert done.returncode == 3 and "Traceback" not in done.stderr
+    assert "rendered for org/old" in done.stderr and "org/new" in done.stderr
+    assert "upload from the kernel's directory" in done.stderr
+    assert not hub_server.has_repo("org/new") and hub_server.write_requests() == []
+
+
 def test_create_pr(hub_server, tmp_path):
     root = make_kernel(tmp_path / "relu")
     refused = run_cli(str(root), "--create-pr")

@@ -233,6 +233,28 @@ def test_freshly_initialised_kernel_builds_checks_and_develops_with_plain_nix(tm
 
 
 @pytest.mark.timeout(900)
+def test_upload_publishes_the_bundle_card_for_the_repo_it_uploads_to(tmp_path: Path, fetched: None, hub_server) -> None:
+    """silu-and-mul has neither `[general.hub] repo-id` nor CARD.md: plain `nix run
+    .#build-variants` renders build/CARD.md without a repo id (placeholder and stamp), and
+    `kernel-builder upload --repo-id` publishes a card for that repository, never one that
+    names the kernel's name."""
+    kernel = hermetic_copy("silu-and-mul", tmp_path / "silu-and-mul")
+    done = plain_nix("run", "-j", "2", "--cores", "1", "--no-write-lock-file", ".#build-variants", cwd=kernel)
+    assert "copied 2 variant(s)" in done.stderr
+    bundled = (kernel / "build" / "CARD.md").read_text()
+    assert 'get_kernel("ORG/NAME", version=1)' in bundled and 'get_kernel("silu-and-mul"' not in bundled
+    assert bundled.endswith("\n<!-- kernel-builder card: rendered without a repo id; template: default -->\n")
+    env = {**os.environ, "HF_TOKEN": "hf_card_test_token"}
+    for directory, repo_id in ((kernel, "org/x"), (kernel / "build", "org/bare")):  # the kernel; a bare tree
+        kernel_builder("upload", str(directory), "--repo-id", repo_id, env=env)
+        readme = hub_server.files(repo_id, "main")["README.md"].decode()
+        assert f"# {repo_id}\n" in readme and f'get_kernel("{repo_id}", version=1)' in readme
+        assert "ORG/NAME" not in readme and "silu-and-mul\"" not in readme and "silu_and_mul" in readme
+        assert readme.endswith(f"\n<!-- kernel-builder card: rendered for {repo_id}; template: default -->\n")
+    assert (kernel / "build" / "CARD.md").read_text() == bundled  # upload rendered its own, leaving the tree as it was
+
+
+@pytest.mark.timeout(900)
 def test_newer_glibc_symbol_fails_the_build_naming_symbol_and_object(tmp_path: Path, fetched: None) -> None:
     kernel = hermetic_copy("relu", tmp_path / "relu", git=False)
     source = kernel / "relu_cpu" / "relu_cpu.cpp"

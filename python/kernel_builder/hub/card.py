@@ -8,6 +8,14 @@ build tree, from a variant): ``repo_id``, ``version``, ``functions`` (``__all__`
 ``has_benchmark``, ``upstream``, ``source`` and ``license`` (lower-cased, as the Hub's
 YAML metadata expects).
 
+The repo id a card names comes from ``card_repo_id``, and from nowhere else: ``--repo-id``,
+else ``[general.hub] repo-id``, else none (never the kernel's name, which is no repository:
+upload refuses to run without a repo id). Every rendered card ends with a stamp line (an
+HTML comment, ``CardStamp``) that records the repo id it names, or that it has none (the
+template then sees the placeholder ``UNSET_REPO_ID``), and whether the default template
+made it; upload renders a pre-rendered card again unless its stamp names the repository
+being uploaded to.
+
 Two callers render cards: ``upload`` (``hub.tree.render_tree_card``) and the Nix bundle
 (``nix/lib/builders/render-card.py``), which runs with the pinned driver environment; so this
 module imports nothing beyond the standard library, attrs, jinja2 and kernel_builder's own
@@ -17,6 +25,7 @@ light modules.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 from importlib import resources
 from pathlib import Path
@@ -31,6 +40,9 @@ if TYPE_CHECKING:
     from kernel_builder.tree.metadata import Metadata
 
 __all__ = [
+    "UNSET_REPO_ID",
+    "card_repo_id",
+    "CardStamp",
     "CardContext",
     "default_template",
     "exported_names",
@@ -42,11 +54,56 @@ __all__ = [
 ]
 
 
+# What a card rendered without a repo id shows where the repo id goes: plainly a
+# placeholder to a reader, yet shaped like a repo id, so templates that split it still work.
+UNSET_REPO_ID = "ORG/NAME"
+
+
+def card_repo_id(build: Build | None, requested: str | None = None) -> str | None:
+    """The repository a card names (and upload targets): ``requested`` (``--repo-id``), else
+    build.toml's ``[general.hub] repo-id``, else None -- never the kernel's name, because
+    ``upload`` refuses to run without one of the two."""
+    if requested:
+        return requested
+    hub = build.general.hub if build is not None else None
+    return hub.repo_id if hub is not None and hub.repo_id else None
+
+
+_STAMP = re.compile(
+    r"<!-- kernel-builder card: rendered (?:for (?P<repo_id>[^\s;]+)|without a repo id); "
+    r"template: (?P<template>default|own) -->"
+)
+
+
+@attrs.frozen
+class CardStamp:
+    """The last line of a rendered card: the repo id it names (None: rendered without one)
+    and whether the default template made it. Upload reads it to decide whether a
+    pre-rendered card can go up as it is."""
+
+    repo_id: str | None
+    default_template: bool
+
+    def line(self) -> str:
+        named = f"for {self.repo_id}" if self.repo_id else "without a repo id"
+        template = "default" if self.default_template else "own"
+        return f"<!-- kernel-builder card: rendered {named}; template: {template} -->"
+
+    @classmethod
+    def read(cls, card: str) -> CardStamp | None:
+        """The stamp of ``card`` (its last non-empty line); None when it has none."""
+        lines = card.rstrip().splitlines()
+        match = _STAMP.fullmatch(lines[-1].strip()) if lines else None
+        if match is None:
+            return None
+        return cls(match["repo_id"], match["template"] == "default")
+
+
 @attrs.frozen
 class CardContext:
-    """Everything a card template may use."""
+    """Everything a card template may use; ``repo_id`` None renders as ``UNSET_REPO_ID``."""
 
-    repo_id: str
+    repo_id: str | None
     version: int
     license: str
     functions: tuple[str, ...] = ()
@@ -57,6 +114,7 @@ class CardContext:
 
     def as_dict(self) -> dict[str, object]:
         data = attrs.asdict(self)
+        data["repo_id"] = self.repo_id or UNSET_REPO_ID
         data["license"] = self.license.lower()
         data["functions"] = list(self.functions) or None
         data["layers"] = list(self.layers) or None
@@ -100,7 +158,7 @@ def layer_classes(module_dir: Path) -> list[str]:
 def context_for_module(
     module_dir: Path | None,
     *,
-    repo_id: str,
+    repo_id: str | None,
     version: int,
     license: str,
     has_benchmark: bool,
@@ -129,7 +187,7 @@ def tree_context(
     kernel_dir: Path,
     variant_dirs: Sequence[Path],
     *,
-    repo_id: str,
+    repo_id: str | None,
     version: int,
     build: Build | None = None,
     metadata: Metadata | None = None,
@@ -175,7 +233,8 @@ def template_for(card_md: Path | None) -> tuple[str, Path | None]:
 
 
 def render_card(template: str, context: CardContext, *, template_path: Path | None = None) -> str:
-    """Render ``template`` (Jinja2, ``trim_blocks``); an unknown variable is an error."""
+    """Render ``template`` (Jinja2, ``trim_blocks``) and end it with its ``CardStamp``
+    (``template_path`` None: the default template); an unknown variable is an error."""
     import jinja2  # lazy: jinja2 loads only when a card is rendered
 
     env = jinja2.Environment(
@@ -187,7 +246,7 @@ def render_card(template: str, context: CardContext, *, template_path: Path | No
     )
     where = template_path or "the default card template"
     try:
-        return env.from_string(template).render(**context.as_dict())
+        text = env.from_string(template).render(**context.as_dict())
     except jinja2.TemplateSyntaxError as exc:
         raise ConfigError(
             f"{where}:{exc.lineno}: card template syntax error: {exc.message}",
@@ -198,3 +257,5 @@ def render_card(template: str, context: CardContext, *, template_path: Path | No
             f"{where}: card template uses an unknown variable: {exc.message}",
             hint="available: repo_id, version, functions, layers, has_benchmark, upstream, source, license",
         ) from None
+    body = text if not text or text.endswith("\n") else text + "\n"
+    return f"{body}\n{CardStamp(context.repo_id, template_path is None).line()}\n"

@@ -1,8 +1,10 @@
 """The local side of an upload: the built tree, its checks, the target and the card.
 
 ``read_tree`` finds the variants (``layout.discover_variants``) and reads their metadata
-and, for a kernel source, build.toml; ``choose_target`` settles the repo id and branch;
-``render_tree_card`` renders the card. The checks are ``tree.checks.check_tree``'s.
+and, for a kernel source, build.toml; ``choose_target`` settles the repo id (with
+``card.card_repo_id``, the rule the bundle's card follows too) and branch;
+``render_tree_card`` renders the card, or takes the pre-rendered one when its stamp names
+the repository. The checks are ``tree.checks.check_tree``'s.
 Nothing here talks to the Hub.
 """
 
@@ -66,7 +68,7 @@ def dirty_variants(tree: LocalTree) -> list[str]:
 def choose_target(tree: LocalTree, repo_id: str | None, branch: str | None) -> tuple[str, str, int]:
     """``(repo_id, branch, version)`` from the options, build.toml and the variants' metadata."""
     hub = tree.build.general.hub if tree.build is not None else None
-    repo_id = repo_id or (hub.repo_id if hub is not None else None)
+    repo_id = cardlib.card_repo_id(tree.build, repo_id)
     if not repo_id:
         raise ConfigError(
             "no repository to upload to",
@@ -99,12 +101,20 @@ def benchmark_files(tree: LocalTree) -> list[LocalFile]:
     return []
 
 
-def render_tree_card(tree: LocalTree, repo_id: str, version: int) -> str | None:
-    """The card text: the kernel's CARD.md template, a pre-rendered build/CARD.md, or the default."""
+def render_tree_card(tree: LocalTree, repo_id: str, version: int) -> str:
+    """The card text for ``repo_id``: the kernel's CARD.md template rendered; else the
+    pre-rendered build/CARD.md when its stamp names ``repo_id``; else the card rendered again
+    (with the default template, which a bare tree can only do when the stamp says it made
+    the card); else the default card."""
     own = tree.kernel_dir / "CARD.md" if tree.build is not None else None
     prerendered = tree.build_dir / "CARD.md"
     if (own is None or not own.is_file()) and prerendered.is_file():
-        return prerendered.read_text(encoding="utf-8")
+        text = prerendered.read_text(encoding="utf-8")
+        stamp = cardlib.CardStamp.read(text)
+        if stamp is not None and stamp.repo_id == repo_id:
+            return text
+        if tree.build is None and (stamp is None or not stamp.default_template):
+            raise _cannot_rerender(prerendered, stamp, repo_id)
     template, template_path = cardlib.template_for(own)
     names = sorted(tree.variants)
     context = cardlib.tree_context(
@@ -117,3 +127,17 @@ def render_tree_card(tree: LocalTree, repo_id: str, version: int) -> str | None:
         extra_dirs=(tree.build_dir,),
     )
     return cardlib.render_card(template, context, template_path=template_path)
+
+
+def _cannot_rerender(card: Path, stamp: cardlib.CardStamp | None, repo_id: str) -> ConfigError:
+    if stamp is None:
+        what = "does not say which repository it names (it has no kernel-builder stamp)"
+        fix = "or delete it to upload the default card"
+    else:
+        named = f"for {stamp.repo_id}" if stamp.repo_id else "without a repo id"
+        what = f"was rendered {named} from the kernel's own CARD.md template, which this tree does not hold"
+        fix = f'or set repo-id = "{repo_id}" under [general.hub] in build.toml and build again'
+    return ConfigError(
+        f"{card} {what}; uploading it would publish a card that does not name {repo_id}",
+        hint=f"upload from the kernel's directory (build.toml and CARD.md render the card for {repo_id}), {fix}",
+    )
