@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 __all__ = ["MAX_INPUT_BYTES", "UnreadableFile", "read_text", "write_atomic"]
@@ -93,6 +92,8 @@ def write_atomic(path: Path, text: str) -> None:
 
     A symlink at ``path`` is followed: its target is replaced, the link stays a link.
     """
+    import tempfile  # lazy: tempfile (with shutil and random) costs start-up time that read_text's callers never need
+
     path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
     mode = path.stat().st_mode & 0o7777 if path.exists() else None
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")

@@ -47,7 +47,6 @@ from kernel_builder.config.model import (
 )
 from kernel_builder.config.positions import Path
 from kernel_builder.config.problems import Problems, describe
-from kernel_builder.config.registry import registry
 
 __all__ = ["ReadOptions", "read_build", "FRAMEWORK_KEYS"]
 
@@ -239,6 +238,8 @@ def _python_deps(backend: Backend | None) -> Reader:
         name = read_str(ctx, value, path)
         if name is INVALID or not ctx.options.check_registry:
             return name
+        from kernel_builder.config.registry import registry  # lazy: only a kernel with python-depends reads the registry
+
         problem = registry().problem(name, backend)
         if problem:
             ctx.problems.add(path, problem)
