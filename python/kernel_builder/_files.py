@@ -5,13 +5,15 @@ user or an attacker chose. A FIFO would block forever, ``/dev/zero`` would read 
 a symlink loop or a directory raises an ``OSError``, and bytes that are not UTF-8 raise
 ``UnicodeDecodeError``. ``read_text`` turns all of these into one ``OSError``-free
 answer: the text, or an ``UnreadableFile`` saying what is wrong. ``write_atomic``
-replaces a file through a temporary file in the same directory, so a crash leaves the
-old file or the new one, never half of either.
+replaces a file through a temporary file in the same directory, so a reader or a crash
+sees the old file or the new one, never half of either; every file kernel-builder replaces
+(build.toml, locks, metadata.json, state records, cache stamps) goes through it.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import stat
 from pathlib import Path
 
@@ -87,19 +89,23 @@ def read_text(path: Path, *, limit: int = MAX_INPUT_BYTES) -> str:
         raise UnreadableFile(f"is not UTF-8 text: byte 0x{data[exc.start]:02x} cannot be decoded", line, column) from None
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a temporary file and ``os.replace`` (keeps the mode).
+def write_atomic(path: Path, data: str | bytes, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``data`` (text as UTF-8) through a temporary file in the same
+    directory, fsync and ``os.replace``.
 
-    A symlink at ``path`` is followed: its target is replaced, the link stays a link.
+    The file gets ``mode`` when given, else the mode of the file it replaces, else what
+    ``open`` gives a new file (0o666 less the umask). A symlink at ``path`` is followed: its
+    target is replaced, the link stays a link.
     """
     import tempfile  # lazy: tempfile (with shutil and random) costs start-up time that read_text's callers never need
 
     path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)
-    mode = path.stat().st_mode & 0o7777 if path.exists() else None
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    if mode is None and path.exists():
+        mode = path.stat().st_mode & 0o7777
+    fd, tmp = _create_temporary(path)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data.encode("utf-8") if isinstance(data, str) else data)
             handle.flush()
             os.fsync(handle.fileno())
         if mode is not None:
@@ -111,3 +117,15 @@ def write_atomic(path: Path, text: str) -> None:
         except FileNotFoundError:
             pass
         raise
+
+
+def _create_temporary(path: Path) -> tuple[int, str]:
+    """A new file beside ``path``, created like ``open`` creates one (so the umask applies;
+    ``tempfile.mkstemp`` would make it 0o600)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue

@@ -18,7 +18,8 @@ from kernel_builder.flake.selection import default_jobs, select_variants
 from kernel_builder.errors import ConfigError, NixError
 from kernel_builder.flake.variant_table import Provider, parse_table
 from kernel_builder.toolchain.host.discover import build_set_key, discover, is_stale
-from kernel_builder.flake.kernel_flake import kernel_flake_ref, kernel_identity, needed_files, prepare_flake_input, prepare_kernel_flake
+from kernel_builder.flake.kernel_flake import kernel_flake_ref, needed_files, prepare_flake_input, prepare_kernel_flake
+from kernel_builder.identity import kernel_identity
 from nix_support import PYTHON, commit_all, copy_kernel, dry_run, kernel_builder
 
 TABLE = parse_table([
@@ -131,6 +132,7 @@ class TestKernelIdentity:
         first = kernel_identity(kernel)
         (kernel / "relu_cpu" / "relu_cpu.cpp").write_text("// edited\n")
         assert kernel_identity(kernel) == first and first.commit is None
+        assert first.unique_id == unique_id(kernel)  # the same id as a local build
         (kernel / "build.toml").write_text((kernel / "build.toml").read_text() + "\n# changed\n")
         assert kernel_identity(kernel) != first
 

@@ -376,9 +376,9 @@ class TestDecoratorsAndRepos:
             use_kernelized_func(lambda x: x)
 
     def test_hub_repository_arguments(self):
-        with pytest.raises(ValueError, match="Either a revision or a version must be specified, not both"):
+        with pytest.raises(ValueError, match="Only one of `revision` or `version` must be specified"):
             LayerRepository("org/k", layer_name="L", revision="main", version=1)
-        with pytest.raises(ValueError, match="Either a revision or a version must be specified."):
+        with pytest.raises(ValueError, match="A kernel version or revision must be specified"):
             LayerRepository("org/k", layer_name="L")
         a = LayerRepository("org/k", layer_name="L", version=1, trust_remote_code=["org/k"])
         assert a == LayerRepository("org/k", layer_name="L", version=1, trust_remote_code=["org/k"])

@@ -16,7 +16,7 @@ from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import matrix
 from boundaries import VARIANT_BUILD_DIRS, run_variant_closure
-from nix_support import EXAMPLES, copy_kernel, make_dirty, snapshot_builder, torch214_python
+from nix_support import EXAMPLES, commit_all, copy_kernel, make_dirty, snapshot_builder, torch214_python
 
 SYSTEM = "x86_64-linux"
 REPO = Path(__file__).resolve().parents[2]
@@ -189,7 +189,8 @@ def test_toolchain_identity_is_a_derivation_input(tmp_path: Path, state: Path) -
     import json
 
     from kernel_builder.toolchain.host.discover import load_toolchains
-    from kernel_builder.flake.kernel_flake import kernel_identity, prepare_flake_input
+    from kernel_builder.flake.kernel_flake import prepare_flake_input
+    from kernel_builder.identity import kernel_identity
 
     fresh = tmp_path / "fresh-state"
     kernel = copy_kernel("relu", tmp_path / "relu", git=False)
@@ -224,6 +225,53 @@ def test_toolchain_identity_is_a_derivation_input(tmp_path: Path, state: Path) -
     assert drv_path(compiler_changed) != base
     assert drv_path(unrelated) == base
     assert json.dumps(record, sort_keys=True) == json.dumps(load_toolchains(state=fresh), sort_keys=True)
+
+
+def _nix_kernel_identity(ref: str, record: dict, tmp_path: Path) -> dict:
+    """kernel-identity.nix applied as gen-flake-outputs applies it, to the flake ``ref``'s own
+    ``self`` (what Nix gives that tree: a revision only when it is clean git) and ``./.``,
+    without a record and with ``record``."""
+    (tmp_path / "record.json").write_text(json.dumps(record))
+    expr = f"""
+      let
+        self = builtins.getFlake "{ref}";
+        identity = import {REPO}/nix/lib/pure/kernel-identity.nix;
+        at = recorded: identity {{ inherit self recorded; path = self.outPath; }};
+      in {{ unrecorded = at null; recorded = at (builtins.fromJSON (builtins.readFile {tmp_path}/record.json)); }}
+    """
+    return json.loads(nix.run_nix(["eval", "--json", "--impure", "--expr", expr]).stdout)
+
+
+@pytest.mark.parametrize("where", ["clean-git", "dirty-git", "outside-git"])
+def test_kernel_identity_is_one_rule_in_python_and_nix(where: str, tmp_path: Path) -> None:
+    """kernel_builder.identity and kernel-identity.nix give one identity for one tree. Without
+    a record Nix sees no revision in a dirty tree and treats it as outside git (the reason
+    `kernel-builder build` records the identity); the record passes through unchanged."""
+    from kernel_builder.identity import kernel_identity
+
+    kernel = tmp_path / "kernel"
+    kernel.mkdir()
+    shutil.copy(EXAMPLES / "relu" / "build.toml", kernel / "build.toml")
+    (kernel / "flake.nix").write_text("{ outputs = { self }: { }; }\n")
+    if where != "outside-git":
+        commit_all(kernel, init=True)
+    if where == "dirty-git":
+        with (kernel / "build.toml").open("a") as handle:
+            handle.write("# an edit\n")
+    python = kernel_identity(kernel)
+    as_nix = {"uniqueId": python.unique_id, "commit": python.commit, "dirty": python.dirty}
+    ref = f"path:{kernel}" if where == "outside-git" else f"git+file://{kernel}"
+    nix_says = _nix_kernel_identity(ref, python.as_record(), tmp_path)
+    assert nix_says["recorded"] == as_nix
+    if where == "dirty-git":
+        assert python.unique_id.endswith("_dirty")
+        plain = tmp_path / "plain"
+        plain.mkdir()
+        shutil.copy(kernel / "build.toml", plain / "build.toml")
+        outside = kernel_identity(plain)
+        assert nix_says["unrecorded"] == {"uniqueId": outside.unique_id, "commit": None, "dirty": False}
+    else:
+        assert nix_says["unrecorded"] == as_nix
 
 
 def test_dev_shell_has_the_variant_toolchain(tmp_path: Path, state: Path) -> None:

@@ -22,7 +22,7 @@ let
     if toolchainProvider != null then toolchainProvider
     else providers.${providerName} or (throw "kernel-builder: unknown toolchain provider ${providerName}; known: ${toString (builtins.attrNames providers)}");
   toolchainFor = provider { recorded = context.toolchain; inherit system; };
-  kernel = pure.kernelIdentity { inherit self; recorded = context.kernel; };
+  kernel = pure.kernelIdentity { inherit self path; recorded = context.kernel; };
 
   sources = builtins.listToAttrs (map
     (backend: { name = backend; value = import ./source.nix { inherit pure path config backend; }; })

@@ -1,16 +1,17 @@
 # The kernel's identity: the unique id in the ops namespace and the provenance commit.
 #
-# `kernel-builder build` computes it (builder.md §4: clean git -> short commit, dirty ->
-# short commit + "_dirty"; outside git a hash of build.toml) and records it, because Nix 2.8 gives a dirty tree no revision at
-# all. Without a record: clean git -> shortRev; otherwise a prefix of the source hash
-# (every edit then changes the id, so everything rebuilds: use `kernel-builder build`).
+# The rule is python/kernel_builder/identity.py's: in git the short commit, plus "_dirty"
+# when tracked files differ from it; outside git the first 7 hex digits of the sha256 of
+# build.toml. `kernel-builder build` computes it and records it, because Nix 2.8 gives a
+# dirty tree no revision at all. Without a record the rule is applied to what Nix sees: a
+# clean git tree -> shortRev; anything else -> the build.toml hash (so a dirty tree loses
+# its "_dirty" id: use `kernel-builder build`). tests/nix/test_nix_eval.py checks that both
+# sides agree.
 #
-# Type: { self; recorded : { unique-id; commit; dirty } | null } -> { uniqueId; commit; dirty }
-{ self, recorded }:
+# Type: { self; path; recorded : { unique-id; commit; dirty } | null } -> { uniqueId; commit; dirty }
+{ self, path, recorded }:
 let
   clean = self != null && self ? rev;
-  narHash = if self != null && self ? narHash then self.narHash else "sha256-unknown";
-  hashPrefix = builtins.substring 0 7 (builtins.hashString "sha256" narHash);
 in
 if recorded != null then {
   uniqueId = recorded.unique-id;
@@ -23,7 +24,7 @@ else if clean then {
   dirty = false;
 }
 else {
-  uniqueId = "src${hashPrefix}";
+  uniqueId = builtins.substring 0 7 (builtins.hashFile "sha256" (path + "/build.toml"));
   commit = null;
   dirty = false;
 }

@@ -19,7 +19,7 @@ let
   # A sample argument for each pure module that is one function.
   samples = {
     kernelConfig = ../../../examples/relu;
-    kernelIdentity = { self = null; recorded = null; };
+    kernelIdentity = { self = null; path = ../../../examples/relu; recorded = null; };
   };
   exportsOf = name: module:
     if !isFunction module then attrNames module

@@ -31,7 +31,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "build": ("kernel_builder.cli.build", "build", "Build variants with Nix (or --local) into DIR/build."),
     "cache": ("kernel_builder.cli.cache", "cache", "Sign and push built variants to a Nix binary cache."),
     "init": ("kernel_builder.cli.init", "init", "Scaffold a new kernel project."),
-    "toolchain": ("kernel_builder.cli.toolchain", "toolchain", "Discover or set up the host toolchains Nix builds with."),
+    "toolchain": ("kernel_builder.cli.toolchain", "toolchain", "Fetch or lock the pinned toolchains; discover or set up host ones."),
     "upload": ("kernel_builder.cli.upload", "upload", "Publish built variants to the Hugging Face Hub."),
     "info": ("kernel_builder.cli.loader", "info", "Show a kernel's metadata (Hub repo or local path)."),
     "versions": ("kernel_builder.cli.loader", "versions", "List a repo's versions and which variant this machine loads."),

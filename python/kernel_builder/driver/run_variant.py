@@ -30,7 +30,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--variant", required=True, help="variant name, e.g. torch213-cxx11-cpu-x86_64-linux or torch-cpu")
     p.add_argument("--out", required=True, help="output directory; the variant is written to OUT/<variant>/")
     p.add_argument("--toolchain-python", required=True, help="Python with the variant's torch, cmake and ninja")
-    p.add_argument("--unique-id", help="ops identifier suffix (default: git short rev, else a source hash)")
+    p.add_argument("--unique-id", help="ops identifier suffix (default: git short rev, else a hash of build.toml)")
     p.add_argument("--kernel-commit", help="kernel source git commit recorded in provenance (40 hex)")
     p.add_argument("--kernel-dirty", action="store_true", help="the kernel source had uncommitted changes")
     p.add_argument("--jobs", type=int, help="parallel compile jobs (default: NIX_BUILD_CORES or CPU count)")

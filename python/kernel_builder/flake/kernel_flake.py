@@ -4,9 +4,9 @@ A kernel flake's `kernel-builder` input is overridden (``--override-input``) wit
 content-addressed copy of kernel-builder's Nix library and Python package (from the checkout
 or from the copy an installed wheel carries, see ``kernel_builder._source``), plus
 ``state/toolchains.json`` (the recorded host toolchain) and ``state/kernel.json`` (the
-kernel's unique id and commit). So every build uses the current builder, never a stale
-locked one, and neither the builder checkout nor the kernel's tracked files are touched:
-the copy lives in the state directory.
+kernel's unique id and commit, from ``kernel_builder.identity``). So every build uses the
+current builder, never a stale locked one, and neither the builder checkout nor the
+kernel's tracked files are touched: the copy lives in the state directory.
 """
 
 from __future__ import annotations
@@ -20,18 +20,17 @@ from typing import Any
 
 import attrs
 
-from kernel_builder._git import git_status, head, untracked
+from kernel_builder._git import head, untracked
 from kernel_builder._source import BuilderSource, builder_source
 from kernel_builder.config.loading import read_file
 from kernel_builder.errors import ConfigError, NixError
+from kernel_builder.identity import KernelIdentity, kernel_identity
 from kernel_builder.toolchain.host.discover import discover, is_stale, load_toolchains, toolchains_path, write_toolchains
 from kernel_builder.toolchain.state import state_dir
 
 __all__ = [
-    "KernelIdentity",
     "PreparedFlake",
     "builder_root",
-    "kernel_identity",
     "kernel_flake_ref",
     "needed_files",
     "prepare_flake_input",
@@ -39,18 +38,6 @@ __all__ = [
 ]
 
 _KEEP = 24  # prepared inputs kept in the state directory
-
-
-@attrs.frozen
-class KernelIdentity:
-    """The ops-namespace id and provenance of the kernel source being built."""
-
-    unique_id: str
-    commit: str | None
-    dirty: bool
-
-    def as_record(self) -> dict[str, Any]:
-        return {"unique-id": self.unique_id, "commit": self.commit, "dirty": self.dirty}
 
 
 def builder_root() -> Path:
@@ -68,23 +55,6 @@ def _checked_source() -> BuilderSource:
             hint="install kernel-builder from a wheel or a source checkout (pip install python/); use --local otherwise",
         )
     return source
-
-
-def kernel_identity(kernel_dir: Path) -> KernelIdentity:
-    """builder.md §4 for Nix builds: clean git -> short commit; dirty -> short commit + ``_dirty``
-    (the same id ``build --local`` gives, see build/ops_id.unique_id).
-
-    Outside git (or before the first commit) the id is a hash of build.toml, so it stays
-    the same while sources are edited and only the edited backends rebuild.
-    """
-    # Not build/ops_id.unique_id: the id is an input of every derivation, so outside git it
-    # hashes build.toml alone (ops_id hashes every compiled source) to spare rebuilds.
-    state = git_status(kernel_dir)
-    if state is None:
-        digest = hashlib.sha256((kernel_dir / "build.toml").read_bytes()).hexdigest()
-        return KernelIdentity(digest[:7], None, False)
-    suffix = "_dirty" if state.dirty else ""
-    return KernelIdentity(state.commit[:7] + suffix, state.commit, state.dirty)
 
 
 def needed_files(kernel_dir: Path) -> list[str]:

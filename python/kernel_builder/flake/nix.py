@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -21,7 +20,9 @@ from typing import Any
 
 import attrs
 
+from kernel_builder._files import write_atomic
 from kernel_builder.errors import NixError
+from kernel_builder.toolchain.state import state_dir
 
 __all__ = [
     "BuildEvent",
@@ -50,12 +51,15 @@ __all__ = [
 
 
 def empty_registry() -> Path:
-    """An empty flake registry file, so nix never tries to download the global one."""
-    path = Path(tempfile.gettempdir()) / "kernel-builder-empty-registry.json"
-    if not path.exists():
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text('{"flakes":[],"version":2}\n')
-        os.replace(tmp, path)
+    """An empty flake registry file, so nix never tries to download the global one.
+
+    It lives in the state directory, not in a shared temporary directory where another
+    user could plant a registry (or a symlink) under the same name first.
+    """
+    path = state_dir() / "empty-flake-registry.json"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, '{"flakes":[],"version":2}\n')
     return path
 
 

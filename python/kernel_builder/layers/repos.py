@@ -17,6 +17,7 @@ from kernel_builder.layers import loading
 from kernel_builder.layers.decorators import func_module
 from kernel_builder.layers.errors import LayerError
 from kernel_builder.layers.locks import locked_revision
+from kernel_builder.loader.errors import check_choice
 
 if TYPE_CHECKING:
     from torch import nn
@@ -45,19 +46,6 @@ def _trust(value: bool | list[str] | tuple[str, ...]) -> bool | tuple[str, ...]:
 
 def _trust_arg(value: bool | tuple[str, ...]) -> bool | list[str]:
     return list(value) if isinstance(value, tuple) else value
-
-
-def _check_revision_or_version(revision: str | None, version: int | None) -> None:
-    if revision is not None and version is not None:
-        raise LayerError(
-            "Either a revision or a version must be specified, not both.",
-            hint="pass version=<major> (preferred) or revision=<branch/tag/commit>",
-        )
-    if revision is None and version is None:
-        raise LayerError(
-            "Either a revision or a version must be specified.",
-            hint="pass version=<major> (preferred) or revision=<branch/tag/commit>",
-        )
 
 
 def _where(repo_id: str, revision: str | None, version: int | None) -> str:
@@ -115,7 +103,7 @@ class LayerRepository:
     user_agent: Any = attrs.field(default=None, kw_only=True, eq=False, hash=False)
 
     def __attrs_post_init__(self) -> None:
-        _check_revision_or_version(self.revision, self.version)
+        check_choice(self.revision, self.version)
 
     def load(self) -> type[nn.Module]:
         kernel = loading.hub_kernel(
@@ -188,7 +176,7 @@ class FuncRepository:
 
     def __attrs_post_init__(self) -> None:
         _deprecated("FuncRepository", "LayerRepository")
-        _check_revision_or_version(self.revision, self.version)
+        check_choice(self.revision, self.version)
 
     def load(self) -> type[nn.Module]:
         kernel = loading.hub_kernel(

@@ -28,8 +28,8 @@ from kernel_builder.config.model import KernelDependency
 from kernel_builder.hub.download import HubClient, is_offline, validate_repo_id
 from kernel_builder.loader import cache, compat
 from kernel_builder.loader.deps import validate_python_depends
-from kernel_builder.loader.errors import InvalidRequest, KernelNotFound
-from kernel_builder.loader.fetch import Target, check_choice, choose, install, select_revision, variant_names
+from kernel_builder.loader.errors import InvalidRequest, KernelNotFound, check_choice
+from kernel_builder.loader.fetch import Target, choose, install, select_revision, variant_names
 from kernel_builder.loader.importer import LoadedKernel, RepoInfo, import_variant, loaded_kernels
 from kernel_builder.loader.kernel_deps import get_kernel_dep, load_dependencies
 from kernel_builder.loader.local import local_overrides, local_variant_dir

@@ -12,9 +12,10 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+
+from kernel_builder._files import write_atomic
 
 __all__ = [
     "cache_root",
@@ -75,7 +76,7 @@ def write_ref(root: Path, repo_id: str, ref: str, commit: str) -> None:
         return
     path = repo_folder(root, repo_id) / "refs" / ref
     path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, commit)
+    write_atomic(path, commit)
 
 
 def cached_versions(root: Path, repo_id: str) -> dict[int, str]:
@@ -119,7 +120,7 @@ def is_complete(root: Path, repo_id: str, commit: str, variant: str) -> bool:
 def mark_complete(root: Path, repo_id: str, commit: str, variant: str) -> None:
     marks = _marks(root, repo_id, commit)
     marks.mkdir(parents=True, exist_ok=True)
-    _atomic_write(marks / variant, "ok\n")
+    write_atomic(marks / variant, "ok\n")
 
 
 @contextlib.contextmanager
@@ -156,15 +157,3 @@ def _unlock(handle: object) -> None:
         import fcntl  # lazy: platform module (POSIX)
 
         fcntl.flock(handle.fileno(), fcntl.LOCK_UN)  # type: ignore[attr-defined]
-
-
-def _atomic_write(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise

@@ -4,13 +4,17 @@ Code written for PyPI ``kernels`` catches ``FileNotFoundError`` (no variant),
 ``ValueError`` (bad arguments, unknown versions) and ``ImportError`` (missing Python
 dependency); these classes satisfy both that code and our CLI, which catches
 ``KernelBuilderError``.
+
+``check_choice`` is the one check that a Hub kernel is asked for by exactly one of
+``version`` and ``revision``: ``get_kernel`` and the layer repositories (``layers.repos``)
+both use it, so both say the same.
 """
 
 from __future__ import annotations
 
 from kernel_builder.errors import LoadError
 
-__all__ = ["KernelNotFound", "InvalidRequest", "MissingDependency", "IntegrityError"]
+__all__ = ["KernelNotFound", "InvalidRequest", "MissingDependency", "IntegrityError", "check_choice"]
 
 
 class KernelNotFound(LoadError, FileNotFoundError):
@@ -27,3 +31,18 @@ class MissingDependency(LoadError, ImportError):
 
 class IntegrityError(LoadError):
     """The files of a variant do not match the digest in its metadata.json."""
+
+
+def check_choice(revision: str | None, version: int | None) -> None:
+    """``InvalidRequest`` unless exactly one of ``revision`` and ``version`` is given."""
+    if revision is not None and version is not None:
+        raise InvalidRequest(
+            "Only one of `revision` or `version` must be specified.",
+            hint="version=N loads branch vN (preferred); revision= takes a branch, tag or commit",
+        )
+    if revision is None and version is None:
+        raise InvalidRequest(
+            "A kernel version or revision must be specified: use `version=<major>` for a kernel API "
+            "version or `revision=<branch/tag/commit>` for an explicit Hub revision.",
+            hint="list the versions with `kernel-builder versions REPO`",
+        )

@@ -17,14 +17,14 @@ import attrs
 
 from kernel_builder.hub.download import HubClient, validate_repo_id
 from kernel_builder.loader import cache
-from kernel_builder.loader.errors import InvalidRequest, KernelNotFound
+from kernel_builder.loader.errors import InvalidRequest, KernelNotFound, check_choice
 from kernel_builder.loader.local import list_variant_dirs
 from kernel_builder.loader.verify import skip_requested, verify_variant
 from kernel_builder.tree.metadata import Metadata
 from kernel_builder.variants.resolve import Resolution, format_trace, resolve
 from kernel_builder.variants.system import System
 
-__all__ = ["Target", "check_choice", "select_revision", "available_versions", "variant_names", "choose", "install", "install_all"]
+__all__ = ["Target", "select_revision", "available_versions", "variant_names", "choose", "install", "install_all"]
 
 log = logging.getLogger("kernel_builder.loader")
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
@@ -38,20 +38,6 @@ class Target:
     label: str
     commit: str
     version: int | None = None
-
-
-def check_choice(revision: str | None, version: int | None) -> None:
-    if revision is not None and version is not None:
-        raise InvalidRequest(
-            "Only one of `revision` or `version` must be specified.",
-            hint="version=N loads branch vN; revision= takes a branch, tag or commit",
-        )
-    if revision is None and version is None:
-        raise InvalidRequest(
-            "A kernel version or revision must be specified: use `version=<major>` for a kernel API "
-            "version or `revision=<branch/tag/commit>` for an explicit Hub revision.",
-            hint="list the versions with `kernel-builder versions REPO`",
-        )
 
 
 def available_versions(repo_id: str, *, offline: bool, client: HubClient | None) -> dict[int, str]:

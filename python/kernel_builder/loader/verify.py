@@ -20,6 +20,7 @@ import os
 import warnings
 from pathlib import Path
 
+from kernel_builder._files import write_atomic
 from kernel_builder.tree.digest import Digest, is_excluded, validate_digest
 from kernel_builder.loader.cache import cache_root
 from kernel_builder.loader.errors import IntegrityError
@@ -78,9 +79,7 @@ def _write_stamp(variant_dir: Path, digest: Digest, stats: dict[str, list[int]] 
     path = _stamp_path(variant_dir)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps({"variant": os.path.abspath(variant_dir), "digest": _fingerprint(digest), "files": stats}))
-        os.replace(tmp, path)
+        write_atomic(path, json.dumps({"variant": os.path.abspath(variant_dir), "digest": _fingerprint(digest), "files": stats}))
     except OSError:
         pass  # a read-only cache only costs a re-hash next time
 

@@ -4,10 +4,11 @@ The build runs them on every variant before publishing it; ``kernel-builder chec
 ``upload`` run them on an existing tree. ``check_variant`` returns the warnings and raises
 ``CheckError`` listing every error it found, so one run shows all problems.
 
-The manylinux_2_28 check is a warning by default: the host toolchain links against glibc
-2.36 (``__libc_single_threaded@GLIBC_2.32``), which manylinux_2_28 does not allow, and no
-hermetic manylinux compiler is available here. ``strict_manylinux=True`` makes it an error
-(for hermetic toolchains).
+The manylinux_2_28 check is a warning by default, because the host toolchain links against
+this machine's glibc (2.36 here: ``__libc_single_threaded@GLIBC_2.32``), which
+manylinux_2_28 does not allow. ``strict_manylinux=True`` makes it an error: the pinned
+(hermetic) toolchain sets it, since its sysroot leaves that symbol out and only real uses
+of newer glibc remain.
 """
 
 from __future__ import annotations

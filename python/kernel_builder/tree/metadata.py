@@ -14,13 +14,13 @@ from __future__ import annotations
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from kernel_builder import __version__
+from kernel_builder._files import write_atomic
 from kernel_builder._git import GitStatus, git_status, tracks
 from kernel_builder._git import oid as _oid
 from kernel_builder._jsontext import set_top_level_key
@@ -49,6 +49,8 @@ __all__ = [
     "builder_provenance",
     "current_provenance",
 ]
+
+_MODE = 0o644  # metadata.json is published with the variant: readable by all
 
 
 class MetadataError(CheckError, ValueError):
@@ -210,8 +212,8 @@ class Metadata:
         return json.dumps(self.to_json(), indent=2, ensure_ascii=False) + "\n"
 
     def write(self, path: str | os.PathLike[str]) -> None:
-        """Write atomically (temporary file in the same directory, then rename)."""
-        _write_atomic(Path(path), self.dumps())
+        """Write atomically, world-readable (it is published with the variant)."""
+        write_atomic(Path(path), self.dumps(), mode=_MODE)
 
     @classmethod
     def from_json(cls, data: object) -> Metadata:
@@ -269,19 +271,6 @@ class Metadata:
             ) from None
 
 
-def _write_atomic(target: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".metadata.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, target)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
 def write_digest(path: str | os.PathLike[str], digest: Digest) -> None:
     """Set the ``digest`` of the metadata.json at ``path``, changing nothing else in the file.
 
@@ -292,7 +281,7 @@ def write_digest(path: str | os.PathLike[str], digest: Digest) -> None:
     path = Path(path)
     Metadata.read(path)
     text = path.read_bytes().decode("utf-8")
-    _write_atomic(path, set_top_level_key(text, "digest", digest.to_json(), before=("provenance",)))
+    write_atomic(path, set_top_level_key(text, "digest", digest.to_json(), before=("provenance",)), mode=_MODE)
 
 
 # -- python-depends ---------------------------------------------------------------------

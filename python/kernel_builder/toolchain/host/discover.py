@@ -23,6 +23,7 @@ from typing import Any
 import attrs
 
 from kernel_builder import __version__
+from kernel_builder._files import write_atomic
 from kernel_builder.errors import BuildError, ConfigError
 from kernel_builder.toolchain.state import state_dir
 from kernel_builder.pyenv import PythonProbeError, probe_cuda, probe_python
@@ -269,9 +270,7 @@ def write_toolchains(record: dict[str, Any], *, state: Path | None = None) -> Pa
     """Write the record atomically to ``<state>/toolchains.json``."""
     path = toolchains_path(state)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
     return path
 
 

@@ -13,23 +13,21 @@ from __future__ import annotations
 
 import hashlib
 import os
-import shutil
-import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 
 import attrs
 from filelock import FileLock
 
 from kernel_builder.errors import ConfigError, NixError
-from kernel_builder.flake.nix import nix_env
+from kernel_builder.flake.nix import invalid_paths, run_nix
 from kernel_builder.toolchain.pinned.clients import extract_seed, nar_sha256, pip_platform_args, run_tool
 from kernel_builder.toolchain.pinned.lockfile import Artifact, Seed, ToolchainLock
 from kernel_builder.toolchain.state import state_dir
 
-__all__ = ["FetchReport", "download_debs", "fetch", "missing_paths", "sha256_file"]
+__all__ = ["FetchReport", "download_debs", "fetch", "sha256_file"]
 
 
 @attrs.frozen
@@ -49,30 +47,9 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _nix_store(*args: str) -> subprocess.CompletedProcess[str]:
-    exe = shutil.which("nix-store")
-    if exe is None:
-        raise NixError("nix-store is not installed", hint="install Nix (`apt-get install nix-bin` on Debian)")
-    return subprocess.run([exe, *args], capture_output=True, text=True, env=nix_env(), check=False)
-
-
-def missing_paths(paths: Iterable[str]) -> set[str]:
-    """The store paths among ``paths`` that are not valid in the local store."""
-    paths = list(paths)
-    if not paths:
-        return set()
-    done = _nix_store("--check-validity", "--print-invalid", *paths)
-    if done.returncode != 0:
-        raise NixError(f"nix-store --check-validity failed:\n{done.stderr.strip()[-2000:]}")
-    return set(done.stdout.split())
-
-
 def _add_fixed(file: Path, expected: str, *, recursive: bool = False) -> None:
     args = ["--add-fixed", *(["--recursive"] if recursive else []), "sha256", str(file)]
-    done = _nix_store(*args)
-    if done.returncode != 0:
-        raise NixError(f"nix-store --add-fixed {file.name} failed:\n{done.stderr.strip()[-2000:]}")
-    got = done.stdout.strip()
+    got = run_nix(args, program="nix-store").stdout.strip()
     if got != expected:  # cannot happen once the hash matched; guard the path formula anyway
         raise NixError(f"nix-store --add-fixed gave {got}, but the lock names {expected}")
 
@@ -153,7 +130,7 @@ def fetch(
     lock_file.parent.mkdir(parents=True, exist_ok=True)
     with FileLock(str(lock_file)):
         wanted = [a.store_path for a in artifacts] + ([seed.store_path] if seed else [])
-        missing = missing_paths(wanted)
+        missing = set(invalid_paths(wanted))
         todo = [a for a in artifacts if a.store_path in missing]
         total = len(todo) + (1 if seed and seed.store_path in missing else 0)
         step = 0

@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kernel_builder.toolchain.pinned.fetch import fetch, missing_paths
+from kernel_builder._files import write_atomic
+from kernel_builder.flake.nix import invalid_paths
+from kernel_builder.toolchain.pinned.fetch import fetch
 from kernel_builder.toolchain.pinned.lockfile import load_lock
 from kernel_builder.toolchain.state import state_dir
 
@@ -27,7 +28,7 @@ def ensure_fetched(build_sets: Iterable[str], on_progress: Callable[[str, int, i
     if not wanted:
         return
     paths = [a.store_path for a in lock.artifacts_for(wanted)] + ([lock.seed.store_path] if lock.seed else [])
-    if not missing_paths(paths):
+    if not invalid_paths(paths):
         return
     log.info(f"fetching the pinned toolchain artifacts for {', '.join(wanted)} (once per machine)")
     report = fetch(lock, wanted, on_progress=on_progress)
@@ -49,9 +50,7 @@ def record_pythons(pythons: Mapping[str, str], *, state: Path | None = None) -> 
     for key, python in pythons.items():
         sets[key] = {"python": python}
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-    os.replace(tmp, path)
+    write_atomic(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
 def pinned_pythons(*, state: Path | None = None) -> dict[str, Any] | None:
