@@ -26,8 +26,8 @@ BACKENDS = ["cpu", "cuda", "metal", "rocm", "xpu"]
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     out = tmp_path_factory.mktemp("silu") / "build"
-    # Named backends: metal has no build set on Linux, so only an explicit request builds it here.
-    results = build_local(EXAMPLES / "silu-and-mul", out_dir=out, toolchain=CPU_PYTHON, backends=BACKENDS)
+    # Named variants: metal has no build set on Linux, so only an explicit request builds it here.
+    results = build_local(EXAMPLES / "silu-and-mul", out_dir=out, toolchain=CPU_PYTHON, variants=[f"torch-{b}" for b in BACKENDS])
     return out, results
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
 
 from kernel_builder.identity import kernel_identity
 
@@ -27,14 +26,9 @@ def ops_identifier(python_name: str, backend: str, uid: str) -> str:
     return f"_{python_name}_{backend}_{uid}"
 
 
-def unique_id(
-    source: str | os.PathLike[str], *, override: str | None = None, files: Iterable[str] | None = None
-) -> str:
-    """``override`` (``-`` becomes ``_``), else the unique id of the kernel in ``source``.
-
-    ``files`` is not used: the id no longer hashes the compiled sources (driver/variant.py
-    still passes them; the parameter goes once it stops).
-    """
+def unique_id(source: str | os.PathLike[str], *, override: str | None = None) -> str:
+    """``override`` (``-`` becomes ``_``), else the unique id of the kernel in ``source``
+    (``identity.kernel_identity``: the one rule, shared with the flake front end and Nix)."""
     if override:
         return override.replace("-", "_")
     return kernel_identity(source).unique_id

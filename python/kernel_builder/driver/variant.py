@@ -28,7 +28,7 @@ from kernel_builder.tree.checks import MANYLINUX, check_variant, manylinux_viola
 from kernel_builder.driver.compile import compile_module, write_project
 from kernel_builder.driver.cuda_archs import supported_from_nvcc
 from kernel_builder.driver.ops_id import ops_identifier, unique_id
-from kernel_builder.driver.scratch import Scratch, compiled_inputs, scratch_dir
+from kernel_builder.driver.scratch import Scratch, scratch_dir
 from kernel_builder.pyenv import Toolchain, probe_cuda, probe_toolchain
 from kernel_builder.variants.compat import buildable, compilable_here
 from kernel_builder.variants.names import Kind, Variant, parse
@@ -112,7 +112,7 @@ def build_variant(
             f"variant {variant} does not match build.toml: for backend {backend} the variant is {expected}",
             hint="run `kernel-builder list-variants` to see this kernel's variants",
         )
-    uid = unique_id(source, override=uid, files=compiled_inputs(build)[0])
+    uid = unique_id(source, override=uid)
     ops_id = ops_identifier(build.python_name, backend, uid)
     log.info(f"building {variant} ({ops_id})")
     clean_stale_staging(out)  # left by a killed build

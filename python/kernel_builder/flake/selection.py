@@ -110,12 +110,13 @@ def select_local_variants(
             continue
         if wanted is None or build_set.backend in wanted:
             skipped.append(f"{build_set.label}: {decision.reason}")
-    if wanted is not None and not names:
+    if wanted is not None:
         listed_backends = {item.backend for item in listed.variants}
         missing = sorted(b.value for b in wanted - listed_backends)
-        if missing:
+        if missing and not names:
             raise BuildError(
                 f"no variant of backend {', '.join(missing)} is listed for this machine",
                 hint="see `kernel-builder list-variants --system all`; name a variant with --variant to build it anyway",
             )
+        skipped += [f"backend {b}: no variant is listed for this machine (--variant names one anyway)" for b in missing]
     return names, skipped
