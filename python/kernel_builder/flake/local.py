@@ -21,7 +21,7 @@ from kernel_builder.errors import BuildError
 from kernel_builder.pyenv import Toolchain, probe_toolchain
 from kernel_builder.driver.variant import VariantResult, build_variant
 from kernel_builder.flake.selection import select_local_variants
-from kernel_builder.variants.buildsets import current_system, load_build_sets
+from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.host import Platform, host_platform
 from kernel_builder.variants.matrix import matrix
 from kernel_builder.variants.names import parse
@@ -37,9 +37,11 @@ def local_variants(
     ``list-variants`` lists for ``system`` (default: this machine) that the toolchain torch
     can build (``flake.selection.select_local_variants``). This reads the machine and the
     build sets."""
-    system = system or current_system()
-    listed = matrix(build, load_build_sets(), system)
-    host = Platform(*system.split("-", 1)) if system != current_system() else host_platform()
+    host = host_platform()
+    if system is not None and system != host.system:
+        cpu, _, os_name = system.partition("-")
+        host = Platform(cpu, os_name)
+    listed = matrix(build, load_build_sets(), host.system)
     return select_local_variants(build, listed, toolchain_system(toolchain, host), backends)
 
 
