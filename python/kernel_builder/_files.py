@@ -13,7 +13,6 @@ sees the old file or the new one, never half of either; every file kernel-builde
 from __future__ import annotations
 
 import os
-import secrets
 import stat
 from pathlib import Path
 
@@ -124,7 +123,7 @@ def _create_temporary(path: Path) -> tuple[int, str]:
     ``tempfile.mkstemp`` would make it 0o600)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:
-        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
         try:
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:
