@@ -26,8 +26,8 @@ def torch214_python() -> str:
     # `.ci/setup` made lives in the default one.
     default_state = Path.home() / ".local" / "state" / "kernel-builder"
     for state in (state_dir(), default_state):
-        record = load_toolchains(state=state) or {}
-        recorded = record.get("build-sets", {}).get(build_set_key("2.14", "cuda", "13.0"), {}).get("python")
+        record = load_toolchains(state=state)
+        recorded = record.pythons().get(build_set_key("2.14", "cuda", "13.0")) if record else None
         for candidate in (recorded, str(state / "envs" / "torch214" / "bin" / "python")):
             if candidate and Path(candidate).is_file():
                 return candidate

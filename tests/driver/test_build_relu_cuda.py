@@ -135,7 +135,7 @@ def test_check_command_imports_each_variant_with_its_recorded_toolchain(built, p
 
 
 def test_python_for_variant_maps_names_to_recorded_build_sets():
-    record = {"build-sets": {"torch2.14-cuda13.0": {"python": "/envs/t214/bin/python"}, "torch2.13-cpu": {"python": "/v/bin/python"}}}
+    record = {"torch2.14-cuda13.0": "/envs/t214/bin/python", "torch2.13-cpu": "/v/bin/python"}
     assert python_for_variant("torch214-cxx11-cu130-x86_64-linux", record) == "/envs/t214/bin/python"
     assert python_for_variant("torch213-cxx11-cpu-x86_64-linux", record) == "/v/bin/python"
     assert python_for_variant("torch212-cxx11-cpu-x86_64-linux", record) is None  # not recorded

@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 
 from kernel_builder.flake import nix
@@ -169,10 +170,10 @@ class TestKernelIdentity:
 class TestToolchains:
     def test_discover_records_this_venv_and_rejects_a_python_without_torch(self, tmp_path: Path) -> None:
         record = discover(state=tmp_path)
-        entry = record["build-sets"][build_set_key("2.13", "cpu")]
-        assert entry["torch-version"].startswith("2.13") and len(entry["torch-record-hash"]) == 64
-        assert record["hermetic"] is False and record["provider"] == "host"
-        assert "cmake version" in entry["cmake-version"]
+        entry = record.build_sets[build_set_key("2.13", "cpu")]
+        assert entry.torch_version.startswith("2.13") and len(entry.torch_record_hash) == 64
+        assert record.hermetic is False and record.provider == "host"
+        assert "cmake version" in entry.cmake_version
         assert not is_stale(record)
         bare = tmp_path / "bare"
         subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
@@ -183,8 +184,8 @@ class TestToolchains:
 
     def test_a_changed_environment_makes_the_record_stale(self, tmp_path: Path) -> None:
         record = discover(state=tmp_path)
-        record["environments"][0]["stamp"] = "0,0"
-        assert is_stale(record)
+        first = attrs.evolve(record.environments[0], stamp="0,0")
+        assert is_stale(attrs.evolve(record, environments=(first, *record.environments[1:])))
 
     def test_flake_input_is_content_addressed_and_leaves_sources_alone(self, tmp_path: Path) -> None:
         kernel = copy_kernel("relu", tmp_path / "k")
@@ -194,8 +195,8 @@ class TestToolchains:
         assert prepare_flake_input(record, identity, state=tmp_path) == first
         assert json.loads((first / "state" / "kernel.json").read_text())["unique-id"] == identity.unique_id
         assert (first / "flake.nix").is_file() and (first / "nix" / "lib" / "builders" / "variant.nix").is_file()
-        record["compiler"]["version"] = "c++ 99"
-        assert prepare_flake_input(record, identity, state=tmp_path) != first
+        patched = attrs.evolve(record, compiler=attrs.evolve(record.compiler, version="c++ 99"))
+        assert prepare_flake_input(patched, identity, state=tmp_path) != first
         status = subprocess.run(["git", "-C", str(kernel), "status", "--porcelain"], capture_output=True, text=True).stdout
         assert status == ""
 

@@ -8,11 +8,13 @@ import re
 import shutil
 from pathlib import Path
 
+import attrs
 import pytest
 
 from kernel_builder.flake import nix
 from kernel_builder.config import load
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
+from kernel_builder.toolchain.host.record import ToolchainsRecord
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import matrix
 from boundaries import VARIANT_BUILD_DIRS, run_variant_closure
@@ -185,9 +187,6 @@ def test_a_stale_locked_builder_is_never_used(tmp_path: Path, state: Path) -> No
 def test_toolchain_identity_is_a_derivation_input(tmp_path: Path, state: Path) -> None:
     """The variant derivation carries the toolchain identity: a change in the variant's own
     toolchain (torch files, compiler) changes its derivation; an unrelated one does not."""
-    import copy
-    import json
-
     from kernel_builder.toolchain.host.discover import load_toolchains
     from kernel_builder.flake.kernel_flake import prepare_flake_input
     from kernel_builder.identity import kernel_identity
@@ -202,29 +201,27 @@ def test_toolchain_identity_is_a_derivation_input(tmp_path: Path, state: Path) -
         prepared.installable(cpu213),
         flake_args=[*prepared.flake_args, "--apply", "d: { inherit (d) torchVersion torchRecordHash cxxVersion cmakeVersion ninjaVersion toolchainProvider; }"],
     )
-    entry = record["build-sets"]["torch2.13-cpu"]
+    entry = record.build_sets["torch2.13-cpu"]
     assert inputs == {
-        "torchVersion": entry["torch-version"], "torchRecordHash": entry["torch-record-hash"],
-        "cxxVersion": record["compiler"]["version"], "cmakeVersion": entry["cmake-version"],
-        "ninjaVersion": entry["ninja-version"], "toolchainProvider": "host",
+        "torchVersion": entry.torch_version, "torchRecordHash": entry.torch_record_hash,
+        "cxxVersion": record.compiler.version, "cmakeVersion": entry.cmake_version,
+        "ninjaVersion": entry.ninja_version, "toolchainProvider": "host",
     }
 
-    def drv_path(changed: dict) -> str:
+    def drv_path(changed: ToolchainsRecord) -> str:
         flake_input = prepare_flake_input(changed, kernel_identity(kernel), state=fresh)
         args = ["--override-input", "kernel-builder", f"path:{flake_input}", "--no-write-lock-file"]
         return str(nix.eval_json(prepared.installable(f"{cpu213}.drvPath"), flake_args=args))
 
     base = drv_path(record)
-    torch_changed = copy.deepcopy(record)
-    torch_changed["build-sets"]["torch2.13-cpu"]["torch-record-hash"] = "0" * 64
-    compiler_changed = copy.deepcopy(record)
-    compiler_changed["compiler"]["version"] += " (patched)"
-    unrelated = copy.deepcopy(record)
-    unrelated["build-sets"]["torch2.12-cpu"] = {**entry, "torch-version": "2.12.0", "python": "/opt/other/bin/python"}
+    torch_changed = attrs.evolve(record, build_sets={**record.build_sets, "torch2.13-cpu": attrs.evolve(entry, torch_record_hash="0" * 64)})
+    compiler_changed = attrs.evolve(record, compiler=attrs.evolve(record.compiler, version=record.compiler.version + " (patched)"))
+    other = attrs.evolve(entry, torch_version="2.12.0", python="/opt/other/bin/python")
+    unrelated = attrs.evolve(record, build_sets={**record.build_sets, "torch2.12-cpu": other})
     assert drv_path(torch_changed) != base
     assert drv_path(compiler_changed) != base
     assert drv_path(unrelated) == base
-    assert json.dumps(record, sort_keys=True) == json.dumps(load_toolchains(state=fresh), sort_keys=True)
+    assert load_toolchains(state=fresh) == record  # the derivations were evaluated from copies
 
 
 def _nix_kernel_identity(ref: str, record: dict, tmp_path: Path) -> dict:
@@ -293,9 +290,9 @@ def test_dev_shell_has_the_variant_toolchain(tmp_path: Path, state: Path) -> Non
 
     record = load_toolchains(state=tmp_path / "fresh-state")
     assert record is not None
-    entry = record["build-sets"]["torch2.13-cpu"]
+    entry = record.build_sets["torch2.13-cpu"]
     line = done.stdout.strip().splitlines()[-1]
-    assert line == f"variant={variant} python={entry['python']} cmake={entry['env-bin']}/cmake"
+    assert line == f"variant={variant} python={entry.python} cmake={entry.env_bin}/cmake"
 
 
 def test_variant_python_source_is_the_run_variant_closure(tmp_path: Path) -> None:

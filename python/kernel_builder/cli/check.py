@@ -44,9 +44,10 @@ def check(directory: str, python: str | None, no_import: bool, strict_manylinux:
         interpreter = python
     else:
         pinned, record = pinned_pythons(), load_toolchains()
+        host = record.pythons() if record else None
 
         def interpreter(variant: str) -> str:
-            return python_for_variant(variant, pinned) or python_for_variant(variant, record) or sys.executable
+            return python_for_variant(variant, pinned) or python_for_variant(variant, host) or sys.executable
 
     reports = check_tree(directory, python=interpreter, strict_manylinux=strict_manylinux)
     for report in reports:

@@ -10,6 +10,7 @@ import click
 from kernel_builder.cli import output
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.host.discover import discover, load_toolchains, write_toolchains
+from kernel_builder.toolchain.host.record import to_json
 from kernel_builder.toolchain.pinned.fetch import fetch
 from kernel_builder.toolchain.pinned.lockfile import load_lock
 from kernel_builder.toolchain.pinned.locking import relock
@@ -91,17 +92,17 @@ def discover_cmd(pythons: tuple[str, ...], as_json: bool) -> None:
       kernel-builder toolchain discover --python /work/toolchains/torch214/bin/python
     """
     previous = load_toolchains()
-    extra = [*pythons, *[env["python"] for env in (previous or {}).get("environments", []) if Path(env["python"]).exists()]]
-    record = discover(extra)
+    known = previous.environments if previous else ()
+    record = discover([*pythons, *[env.python for env in known if Path(env.python).exists()]])
     path = write_toolchains(record)
     if as_json:
-        output.result(json.dumps(record, indent=2, sort_keys=True))
-    for key, entry in sorted(record["build-sets"].items()):
-        output.note(f"{key}: {entry['python']} (torch {entry['torch-version']})")
-    cuda = record.get("cuda")
-    output.note(f"nvcc: {cuda['nvcc']} (CUDA {cuda['version']})" if cuda else "nvcc: not found")
-    output.note(f"compiler: {record['compiler']['version'] or 'not found'}")
-    output.note(f"recorded {len(record['build-sets'])} build set(s) in {path} (host toolchain, not hermetic)")
+        output.result(json.dumps(to_json(record), indent=2, sort_keys=True))
+    for key, entry in sorted(record.build_sets.items()):
+        output.note(f"{key}: {entry.python} (torch {entry.torch_version})")
+    cuda = record.cuda
+    output.note(f"nvcc: {cuda.nvcc} (CUDA {cuda.version})" if cuda else "nvcc: not found")
+    output.note(f"compiler: {record.compiler.version or 'not found'}")
+    output.note(f"recorded {len(record.build_sets)} build set(s) in {path} (host toolchain, not hermetic)")
 
 
 @toolchain.command("setup")
@@ -139,4 +140,4 @@ def setup_cmd(only: tuple[str, ...], reuse: tuple[str, ...], dry_run: bool) -> N
         return
     record = discover(pythons)
     path = write_toolchains(record)
-    output.note(f"recorded {len(record['build-sets'])} build set(s) in {path}")
+    output.note(f"recorded {len(record.build_sets)} build set(s) in {path}")

@@ -26,6 +26,7 @@ from kernel_builder.config.loading import read_file
 from kernel_builder.errors import ConfigError, NixError
 from kernel_builder.identity import KernelIdentity, kernel_identity
 from kernel_builder.toolchain.host.discover import discover, is_stale, load_toolchains, toolchains_path, write_toolchains
+from kernel_builder.toolchain.host.record import ToolchainsRecord, to_json
 from kernel_builder.toolchain.state import state_dir
 
 __all__ = [
@@ -79,12 +80,12 @@ def kernel_flake_ref(kernel_dir: Path, needed: list[str]) -> str:
     return str(kernel_dir)
 
 
-def prepare_flake_input(toolchains: dict[str, Any] | None, identity: KernelIdentity, *, state: Path | None = None) -> Path:
+def prepare_flake_input(toolchains: ToolchainsRecord | None, identity: KernelIdentity, *, state: Path | None = None) -> Path:
     """Write (or reuse) the flake input directory and return its path."""
     state = state or state_dir()
     files = [(rel, path.read_bytes()) for rel, path in _checked_source().files()]
     if toolchains is not None:
-        files.append(("state/toolchains.json", (json.dumps(toolchains, indent=2, sort_keys=True) + "\n").encode()))
+        files.append(("state/toolchains.json", (json.dumps(to_json(toolchains), indent=2, sort_keys=True) + "\n").encode()))
     files.append(("state/kernel.json", (json.dumps(identity.as_record(), sort_keys=True) + "\n").encode()))
     digest = hashlib.sha256()
     for rel, data in files:
@@ -145,7 +146,7 @@ def prepare_kernel_flake(
     if toolchain == "host":
         record = load_toolchains(state=state)
         if record is None or is_stale(record) or extra_pythons:
-            previous = [env["python"] for env in (record or {}).get("environments", []) if Path(env["python"]).exists()]
+            previous = [env.python for env in (record.environments if record else ()) if Path(env.python).exists()]
             record = discover([*extra_pythons, *previous], state=state)
             write_toolchains(record, state=state)
     identity = kernel_identity(kernel_dir)

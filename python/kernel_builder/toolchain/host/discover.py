@@ -16,23 +16,30 @@ import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import attrs
 
 from kernel_builder import __version__
 from kernel_builder._files import write_atomic
 from kernel_builder.errors import BuildError, ConfigError
-from kernel_builder.toolchain.state import state_dir
 from kernel_builder.pyenv import PythonProbeError, probe_cuda, probe_python
+from kernel_builder.toolchain.host.record import (
+    CompilerRecord,
+    CudaRecord,
+    DriverRecord,
+    Environment,
+    ToolchainsRecord,
+    from_json,
+    to_json,
+)
+from kernel_builder.toolchain.state import state_dir
 from kernel_builder.variants.buildsets import build_set_key
 from kernel_builder.variants.host import host_platform
 from kernel_builder.variants.names import Kind, try_parse
 
 __all__ = [
-    "Environment",
     "build_set_key",
     "discover",
     "load_toolchains",
@@ -42,62 +49,21 @@ __all__ = [
     "probe_environment",
     "toolchains_path",
     "write_toolchains",
-    "FORMAT",
 ]
 
-FORMAT = 1
-
-@attrs.frozen
-class Environment:
-    """One toolchain Python and the identity of what it holds."""
-
-    python: str
-    python_version: str
-    torch_version: str
-    torch_cuda: str  # "" for a CPU-only torch
-    torch_record_hash: str
-    torch_wheel_hash: str
-    cmake_version: str
-    ninja_version: str
-    torch_record_path: str = ""
-
-    @property
-    def bin(self) -> str:
-        return str(Path(self.python).parent)
-
-    @property
-    def torch_major_minor(self) -> str:
-        return ".".join(self.torch_version.split("+")[0].split(".")[:2])
-
-    def as_record(self) -> dict[str, str]:
-        return {
-            "python": self.python,
-            "env-bin": self.bin,
-            "python-version": self.python_version,
-            "torch-version": self.torch_version,
-            "torch-cuda": self.torch_cuda,
-            "torch-record-hash": self.torch_record_hash,
-            "torch-wheel-hash": self.torch_wheel_hash,
-            "cmake-version": self.cmake_version,
-            "ninja-version": self.ninja_version,
-            "torch-record-path": self.torch_record_path,
-            "stamp": _stamp([self.python, self.torch_record_path]),
-        }
-
-
-def python_for_variant(variant_name: str, record: dict[str, Any] | None) -> str | None:
-    """The recorded toolchain Python that builds ``variant_name`` (a torch arch variant), if any.
+def python_for_variant(variant_name: str, pythons: Mapping[str, str] | None) -> str | None:
+    """The toolchain Python (from build-set key -> Python) that builds ``variant_name`` (a
+    torch arch variant), if any.
 
     Used by ``kernel-builder check`` to import each variant with the torch it was built for.
     """
     variant = try_parse(variant_name)
-    if record is None or variant is None or variant.kind is not Kind.TORCH or variant.compute is None:
+    if pythons is None or variant is None or variant.kind is not Kind.TORCH or variant.compute is None:
         return None
     torch = "{}.{}".format(*variant.version)
     compute = variant.compute
     version = "{}.{}".format(*compute.version) if compute.version else None
-    entry = record.get("build-sets", {}).get(build_set_key(torch, variant.backend, version))
-    return entry.get("python") if entry else None
+    return pythons.get(build_set_key(torch, variant.backend, version))
 
 
 def toolchains_path(state: Path | None = None) -> Path:
@@ -134,6 +100,7 @@ def probe_environment(python: str) -> Environment | None:
     search = _search_path(path)
     return Environment(
         python=path,
+        env_bin=str(Path(path).parent),
         python_version=".".join(map(str, facts.python_version)),
         torch_version=torch.dist_version,
         torch_cuda=torch.cuda or "",
@@ -142,6 +109,7 @@ def probe_environment(python: str) -> Environment | None:
         cmake_version=_tool_version("cmake", search),
         ninja_version=_tool_version("ninja", search),
         torch_record_path=torch.record_path or "",
+        stamp=_stamp([path, torch.record_path or ""]),
     )
 
 
@@ -163,22 +131,22 @@ def canonical_python(path: str) -> str:
     return str(exe)
 
 
-def _compiler() -> dict[str, str]:
+def _compiler() -> CompilerRecord:
     cxx = shutil.which("c++", path="/usr/local/bin:/usr/bin:/bin") or shutil.which("g++") or ""
     version = ""
     if cxx:
         done = subprocess.run([cxx, "--version"], capture_output=True, text=True, check=False)
         version = (done.stdout.strip().splitlines() or [""])[0]
-    return {"cxx": cxx, "version": version, "stamp": _stamp([cxx])}
+    return CompilerRecord(cxx=cxx, version=version, stamp=_stamp([cxx]))
 
 
-def _cuda() -> dict[str, str] | None:
+def _cuda() -> CudaRecord | None:
     try:
         found = probe_cuda()
     except BuildError:
         return None
     major, minor = found.version
-    return {"nvcc": found.nvcc, "home": found.home, "version": f"{major}.{minor}", "stamp": _stamp([found.nvcc])}
+    return CudaRecord(nvcc=found.nvcc, home=found.home, version=f"{major}.{minor}", stamp=_stamp([found.nvcc]))
 
 
 def _stamp(paths: Iterable[str]) -> str:
@@ -192,18 +160,15 @@ def _stamp(paths: Iterable[str]) -> str:
     return ",".join(parts)
 
 
-def is_stale(record: dict[str, Any]) -> bool:
+def is_stale(record: ToolchainsRecord) -> bool:
     """Whether a recorded toolchain changed on disk since discovery (cheap: stat only)."""
-    if record.get("driver", {}).get("python") != driver_python():
+    if record.driver.python != driver_python():
         return True
-    for env in record.get("environments", []):
-        if _stamp([env["python"], env.get("torch-record-path", "")]) != env.get("stamp"):
-            return True
-    compiler = record.get("compiler") or {}
-    if _stamp([compiler.get("cxx", "")]) != compiler.get("stamp"):
+    if any(_stamp([env.python, env.torch_record_path]) != env.stamp for env in record.environments):
         return True
-    cuda = record.get("cuda")
-    return bool(cuda) and _stamp([cuda["nvcc"]]) != cuda.get("stamp")
+    if _stamp([record.compiler.cxx]) != record.compiler.stamp:
+        return True
+    return record.cuda is not None and _stamp([record.cuda.nvcc]) != record.cuda.stamp
 
 
 def _candidates(extra: Iterable[str], state: Path) -> list[str]:
@@ -219,7 +184,7 @@ def _candidates(extra: Iterable[str], state: Path) -> list[str]:
     return unique
 
 
-def discover(extra_pythons: Iterable[str] = (), *, state: Path | None = None) -> dict[str, Any]:
+def discover(extra_pythons: Iterable[str] = (), *, state: Path | None = None) -> ToolchainsRecord:
     """Probe every candidate environment and the host tools; return the toolchains record.
 
     Candidates, first wins for a build set: ``extra_pythons`` in order, the environments
@@ -240,25 +205,22 @@ def discover(extra_pythons: Iterable[str] = (), *, state: Path | None = None) ->
                 raise ConfigError(f"{python} has no torch installed", hint="pip install torch into that environment")
             continue
         environments.append(env)
-    build_sets: dict[str, dict[str, str]] = {}
+    build_sets: dict[str, Environment] = {}
     for env in environments:
         keys = [build_set_key(env.torch_major_minor, "cpu")]
-        if env.torch_cuda and cuda is not None and _major_minor(env.torch_cuda) == cuda["version"]:
-            keys.append(build_set_key(env.torch_major_minor, "cuda", cuda["version"]))
+        if env.torch_cuda and cuda is not None and _major_minor(env.torch_cuda) == cuda.version:
+            keys.append(build_set_key(env.torch_major_minor, "cuda", cuda.version))
         for key in keys:
-            build_sets.setdefault(key, env.as_record())
-
-    return {
-        "format": FORMAT,
-        "provider": "host",
-        "hermetic": False,
-        "system": host_platform().system,
-        "driver": {"python": driver_python(), "bin": str(Path(driver_python()).parent), "kernel-builder-version": __version__},
-        "compiler": _compiler(),
-        "cuda": cuda,
-        "environments": [env.as_record() for env in environments],
-        "build-sets": build_sets,
-    }
+            build_sets.setdefault(key, env)
+    driver = driver_python()
+    return ToolchainsRecord(
+        system=host_platform().system,
+        driver=DriverRecord(python=driver, bin=str(Path(driver).parent), kernel_builder_version=__version__),
+        compiler=_compiler(),
+        cuda=cuda,
+        environments=environments,
+        build_sets=build_sets,
+    )
 
 
 def _major_minor(version: str) -> str:
@@ -266,23 +228,21 @@ def _major_minor(version: str) -> str:
     return f"{int(parts[0])}.{int(parts[1])}"
 
 
-def write_toolchains(record: dict[str, Any], *, state: Path | None = None) -> Path:
+def write_toolchains(record: ToolchainsRecord, *, state: Path | None = None) -> Path:
     """Write the record atomically to ``<state>/toolchains.json``."""
     path = toolchains_path(state)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
+    write_atomic(path, json.dumps(to_json(record), indent=2, sort_keys=True) + "\n")
     return path
 
 
-def load_toolchains(*, state: Path | None = None) -> dict[str, Any] | None:
+def load_toolchains(*, state: Path | None = None) -> ToolchainsRecord | None:
     """The recorded toolchains, or ``None`` when discovery never ran."""
     path = toolchains_path(state)
     if not path.exists():
         return None
     try:
-        record = json.loads(path.read_text())
+        data = json.loads(path.read_text())
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{path} is not valid JSON: {exc}", hint="run `kernel-builder toolchain discover`") from None
-    if record.get("format") != FORMAT:
-        raise ConfigError(f"{path} has format {record.get('format')!r}, expected {FORMAT}", hint="run `kernel-builder toolchain discover`")
-    return record
+    return from_json(data, path)

@@ -53,11 +53,12 @@ def record_pythons(pythons: Mapping[str, str], *, state: Path | None = None) -> 
     write_atomic(path, json.dumps(record, indent=2, sort_keys=True) + "\n")
 
 
-def pinned_pythons(*, state: Path | None = None) -> dict[str, Any] | None:
-    """The recorded store Pythons (the same shape as the host record's ``build-sets``)."""
+def pinned_pythons(*, state: Path | None = None) -> dict[str, str] | None:
+    """The recorded store Pythons that still exist: build-set key -> Python."""
     try:
         record = json.loads(_path(state).read_text())
     except (OSError, ValueError):
         return None
-    sets = {k: v for k, v in record.get("build-sets", {}).items() if Path(v.get("python", "")).exists()}
-    return {"build-sets": sets}
+    sets = record.get("build-sets", {}) if isinstance(record, dict) else {}
+    pythons = {k: v.get("python", "") for k, v in sets.items() if isinstance(v, dict)}
+    return {k: p for k, p in pythons.items() if p and Path(p).exists()}
