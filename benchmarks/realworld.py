@@ -1,0 +1,170 @@
+"""A sweep of real kernels: how many of huggingface/kernels-community build here.
+
+For each kernel directory (one with a ``build.toml``) of a kernels-community checkout:
+
+1. ``kernel-builder check-config``;
+2. ``kernel-builder list-variants --json``: the variants this machine builds with the pinned
+   toolchains, kept to the cpu, noarch and CUDA 13.0 ones (the others need toolchains
+   published where this machine cannot reach);
+3. ``kernel-builder build --variant ...`` of those, CUDA narrowed to one architecture
+   (``--cuda-capabilities``) to keep the sweep finite;
+4. each built CPU or noarch variant is loaded with PyPI ``kernels`` (``get_local_kernel``);
+5. the kernel's own tests run where they run on CPU (``kernel-builder test``, when this
+   version has it).
+
+It prints one table row per kernel and, last, ``ratio: built / buildable`` over variants.
+This is a benchmark, not a test: a full sweep takes hours on two cores. ``--kernels`` picks
+a few; ``--timeout`` bounds each build.
+
+Run: .venv/bin/python benchmarks/realworld.py KC_DIR [--kernels relu,rmsnorm] [--timeout 1800]
+KC_DIR is a work tree, or a bare git repository (``fetch`` gives one): its HEAD is
+exported to a temporary directory first, as are work trees, so the checkout stays clean.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import attrs
+
+REPO = Path(__file__).resolve().parent.parent
+CLI = [sys.executable, "-m", "kernel_builder"]
+KEPT_BACKENDS = {"cpu", "cuda"}
+CUDA_VERSION = "13.0"
+
+
+@attrs.define
+class Row:
+    kernel: str
+    config: str = "-"
+    buildable: int = 0
+    built: int = 0
+    loaded: str = "-"
+    tests: str = "-"
+    seconds: float = 0.0
+    reason: str = ""
+
+
+def run(argv: list[str], cwd: Path | None = None, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        return subprocess.CompletedProcess(argv, 124, exc.stdout or "", f"timed out after {timeout:.0f}s")
+
+
+def last_line(text: str) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error") or "error:" in line]
+    return (errors[0] if errors else lines[-1] if lines else "")[:160]
+
+
+def export(source: Path, into: Path) -> Path:
+    """A plain copy of the kernels at ``source``'s HEAD (a work tree or a bare repository)."""
+    git_dir = source if (source / "HEAD").is_file() and not (source / ".git").exists() else source / ".git"
+    archive = subprocess.run(["git", f"--git-dir={git_dir}", "archive", "HEAD"], capture_output=True, check=True).stdout
+    into.mkdir(parents=True)
+    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    return into
+
+
+def wanted(variant: dict) -> bool:
+    if not variant.get("local"):
+        return False
+    if variant["kind"] == "noarch":
+        return variant["backend"] in KEPT_BACKENDS
+    if variant["backend"] == "cuda":
+        return variant.get("backend_version") == CUDA_VERSION
+    return variant["backend"] == "cpu"
+
+
+def supports(command: str, flag: str) -> bool:
+    return flag in run([*CLI, command, "--help"]).stdout
+
+
+def load_check(kernel: Path) -> str:
+    """Load the built kernel with PyPI ``kernels``, the way a user would: it picks the variant
+    for this Python's torch."""
+    code = f"from pathlib import Path; from kernels import get_local_kernel; get_local_kernel(Path({str(kernel)!r}))"
+    done = run([sys.executable, "-c", code], timeout=300)
+    return "ok" if done.returncode == 0 else last_line(done.stderr)
+
+
+def sweep_one(kernel: Path, capability: str, timeout: float, with_tests: bool, dry_run: bool = False) -> Row:
+    row = Row(kernel.name)
+    done = run([*CLI, "check-config", str(kernel)])
+    row.config = "ok" if done.returncode == 0 else "error"
+    if done.returncode != 0:
+        row.reason = last_line(done.stderr)
+        return row
+    listed = run([*CLI, "list-variants", "--json", str(kernel)])
+    if listed.returncode != 0:
+        row.reason = last_line(listed.stderr)
+        return row
+    variants = [v for v in json.loads(listed.stdout) if wanted(v)]
+    row.buildable = len(variants)
+    if dry_run:
+        row.reason = " ".join(v["name"] for v in variants)
+        return row
+    if not variants:
+        row.reason = "nothing buildable here (backends or toolchains)"
+        return row
+    argv = [*CLI, "build", str(kernel)] + [a for v in variants for a in ("--variant", v["name"])]
+    if capability and any(v["backend"] == "cuda" for v in variants) and supports("build", "--cuda-capabilities"):
+        argv += ["--cuda-capabilities", capability]
+    start = time.perf_counter()
+    done = run(argv, timeout=timeout)
+    row.seconds = time.perf_counter() - start
+    built = [v for v in variants if (kernel / "build" / v["name"] / "metadata.json").is_file()]
+    row.built = len(built)
+    if done.returncode != 0:
+        row.reason = last_line(done.stderr)
+    loadable = [v["name"] for v in built if v["backend"] == "cpu" or v["kind"] == "noarch"]
+    if loadable:
+        row.loaded = load_check(kernel)
+        if row.loaded != "ok" and not row.reason:
+            row.reason, row.loaded = row.loaded, "fail"
+    if with_tests and built and (kernel / "tests").is_dir() and supports("test", "--variant"):
+        cpu = [a for name in loadable for a in ("--variant", name)]
+        if cpu:
+            done = run([*CLI, "test", str(kernel), *cpu], timeout=timeout)
+            row.tests = "pass" if done.returncode == 0 else "fail"
+            if done.returncode != 0 and not row.reason:
+                row.reason = last_line(done.stderr)
+    return row
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("kc_dir", type=Path, help="a kernels-community checkout or bare repository")
+    parser.add_argument("--kernels", default="", help="comma-separated kernel names (default: all)")
+    parser.add_argument("--cuda-capability", default="9.0", help="the one CUDA architecture to build")
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds per kernel build")
+    parser.add_argument("--no-tests", action="store_true", help="skip the kernels' own tests")
+    parser.add_argument("--dry-run", action="store_true", help="only check-config and list what would be built")
+    args = parser.parse_args()
+    picked = {k for k in args.kernels.split(",") if k}
+    with tempfile.TemporaryDirectory(prefix="kb-realworld-") as tmp:
+        tree = export(args.kc_dir.resolve(), Path(tmp) / "kc")
+        kernels = sorted(p.parent for p in tree.glob("*/build.toml") if not picked or p.parent.name in picked)
+        rows = []
+        for kernel in kernels:
+            row = sweep_one(kernel, args.cuda_capability, args.timeout, not args.no_tests, args.dry_run)
+            rows.append(row)
+            print(f"{row.kernel:28} config={row.config:5} built={row.built}/{row.buildable} loaded={row.loaded:5} "
+                  f"tests={row.tests:4} {row.seconds:6.0f}s {row.reason}", flush=True)
+            shutil.rmtree(kernel / "build", ignore_errors=True)
+    buildable = sum(r.buildable for r in rows)
+    built = sum(r.built for r in rows)
+    print(f"{len(rows)} kernel(s): {built} of {buildable} buildable variant(s) built")
+    print(f"ratio: {built / buildable if buildable else 0:.2f}")
+
+
+if __name__ == "__main__":
+    main()
