@@ -6,7 +6,8 @@ or from the copy an installed wheel carries, see ``kernel_builder._source``), pl
 ``state/toolchains.json`` (the recorded host toolchain) and ``state/kernel.json`` (the
 kernel's unique id and commit, from ``kernel_builder.identity``). So every build uses the
 current builder, never a stale locked one, and neither the builder checkout nor the
-kernel's tracked files are touched: the copy lives in the state directory.
+kernel's tracked files are touched: the copy lives in the state directory. The kernel
+itself reaches Nix as a copy of the files its build reads (``flake.kernel_source``).
 """
 
 from __future__ import annotations
@@ -20,10 +21,10 @@ from typing import Any
 
 import attrs
 
-from kernel_builder._git import head, untracked
 from kernel_builder._source import BuilderSource, builder_source
 from kernel_builder.config.loading import read_file
 from kernel_builder.errors import ConfigError, NixError
+from kernel_builder.flake.kernel_source import prepare_kernel_source
 from kernel_builder.identity import KernelIdentity, kernel_identity
 from kernel_builder.toolchain.host.discover import discover, is_stale, load_toolchains, toolchains_path, write_toolchains
 from kernel_builder.toolchain.state import state_dir
@@ -66,17 +67,11 @@ def needed_files(kernel_dir: Path) -> list[str]:
         return ["build.toml"]
 
 
-def kernel_flake_ref(kernel_dir: Path, needed: list[str]) -> str:
-    """The flake reference for the kernel directory.
-
-    Nix reads a directory inside a git work tree through git: only tracked files exist for
-    it. When a file the build needs is untracked (or the repository has no commit yet),
-    use ``path:`` instead, which copies the whole directory.
-    """
-    kernel_dir = kernel_dir.resolve()
-    if head(kernel_dir) is None or untracked(kernel_dir, [*needed, "flake.nix", "build.toml"]):
-        return f"path:{kernel_dir}"
-    return str(kernel_dir)
+def kernel_flake_ref(kernel_dir: Path, *, state: Path | None = None) -> str:
+    """The flake reference for the kernel directory: ``path:`` of a copy of exactly the files
+    the build reads (``flake.kernel_source``), never the directory itself, whose ``build/``,
+    keys and untracked files Nix would copy into the world-readable store."""
+    return f"path:{prepare_kernel_source(kernel_dir.resolve(), state or state_dir())}"
 
 
 def prepare_flake_input(toolchains: dict[str, Any] | None, identity: KernelIdentity, *, state: Path | None = None) -> Path:
@@ -151,5 +146,5 @@ def prepare_kernel_flake(
     identity = kernel_identity(kernel_dir)
     flake_input = prepare_flake_input(record, identity, state=state)
     args = ("--override-input", "kernel-builder", f"path:{flake_input}", "--no-write-lock-file")
-    ref = kernel_flake_ref(kernel_dir, needed_files(kernel_dir))
+    ref = kernel_flake_ref(kernel_dir, state=state)
     return PreparedFlake(ref, args, identity, toolchains_path(state))
