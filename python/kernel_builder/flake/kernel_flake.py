@@ -23,6 +23,7 @@ import attrs
 
 from kernel_builder._source import BuilderSource, builder_source
 from kernel_builder.config.loading import read_file
+from kernel_builder.config.portability import refuse_host_specific_flags
 from kernel_builder.errors import ConfigError, NixError
 from kernel_builder.flake.kernel_source import prepare_kernel_source
 from kernel_builder.identity import KernelIdentity, kernel_identity
@@ -110,6 +111,15 @@ def _prune(base: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def _refuse_host_specific_flags(kernel_dir: Path) -> None:
+    """Pinned variants are redistributable: no flag may build for this machine only."""
+    try:
+        parsed = read_file(kernel_dir)
+    except ConfigError:
+        return  # the build reports it (it validated build.toml before)
+    refuse_host_specific_flags(parsed, str(kernel_dir / "build.toml"))
+
+
 @attrs.frozen
 class PreparedFlake:
     """How to call nix on a kernel directory: its flake ref and the override arguments."""
@@ -137,6 +147,8 @@ def prepare_kernel_flake(
     ``"pinned"`` nothing of this machine is recorded: the flake uses the pinned toolchains.
     """
     record = None
+    if toolchain == "pinned":
+        _refuse_host_specific_flags(kernel_dir)
     if toolchain == "host":
         record = load_toolchains(state=state)
         if record is None or is_stale(record) or extra_pythons:
