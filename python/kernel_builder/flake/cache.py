@@ -14,6 +14,7 @@ from pathlib import Path
 
 import attrs
 
+from kernel_builder import _files
 from kernel_builder.flake import nix
 from kernel_builder.errors import BuildError, ConfigError
 
@@ -21,6 +22,9 @@ __all__ = ["CacheCheck", "cache_url", "check_cache", "key_files", "make_key_pair
 
 _KEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _PUBLIC_KEY = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*):([A-Za-z0-9+/]{43}=)")
+_SECRET_KEY = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*):([A-Za-z0-9+/]{86}==)")
+_KEY_FILE_LIMIT = 4096  # a key file is about 100 bytes
+_KEY_HINT = "pass a key file written by `kernel-builder cache key NAME --out DIR` (NAME.pub to trust, NAME.sec to sign)"
 _SCHEMES = ("file://", "https://", "http://", "s3://", "ssh://", "ssh-ng://")
 
 
@@ -49,17 +53,43 @@ def make_key_pair(name: str, out_dir: Path) -> tuple[Path, Path]:
     return secret, public
 
 
+def _read_key_file(path: Path, what: str) -> str:
+    """The text of a key file through the bounded reader: a binary file, ``/dev/zero``, a
+    FIFO or a huge file is an error naming the file, never a traceback or a hang."""
+    try:
+        return _files.read_text(path, limit=_KEY_FILE_LIMIT).strip()
+    except FileNotFoundError:
+        raise ConfigError(f"{what} {path} does not exist", hint=_KEY_HINT) from None
+    except _files.UnreadableFile as exc:
+        raise ConfigError(f"{what} {path} {exc.reason}", hint=_KEY_HINT) from None
+
+
+def _shown(value: str) -> str:
+    """How a ``--trusted-key`` value appears in a message: a path as given, key material
+    never (only its name before the colon)."""
+    if ":" in value and not Path(value).exists():
+        return f"the key {value.split(':', 1)[0][:40]!r}:... (given literally)"
+    return repr(value[:200])
+
+
 def read_public_key(value: str) -> str:
-    """A trusted key as Nix wants it (``NAME:base64``), given literally or as a ``.pub`` file."""
+    """A trusted key as Nix wants it (``NAME:base64``), given literally or as a ``.pub`` file.
+
+    Messages name the file or the key's name, never the key itself: a secret key passed by
+    mistake must not end up in a terminal, a CI log or a bug report."""
     text = value.strip()
-    path = Path(value)
-    if not _PUBLIC_KEY.fullmatch(text) and path.is_file():
-        text = path.read_text().strip()
-        if text and _PUBLIC_KEY.fullmatch(text) is None and ":" in text and len(text.split(":", 1)[1]) > 60:
-            raise ConfigError(f"{path} is a secret key", hint="pass the .pub file; the .sec file only signs (cache push --secret-key)")
+    source = None
+    if _PUBLIC_KEY.fullmatch(text) is None and _SECRET_KEY.fullmatch(text) is None and (Path(value).exists() or Path(value).is_symlink()):
+        source = Path(value)
+        text = _read_key_file(source, "--trusted-key")
+    if _SECRET_KEY.fullmatch(text):
+        where = str(source) if source else f"the --trusted-key value (key {text.split(':', 1)[0]!r})"
+        raise ConfigError(f"{where} is a secret key", hint="pass the .pub file; the .sec file only signs (cache push --secret-key); "
+                          "if the secret key was shown to anyone, make a new key pair")
     if _PUBLIC_KEY.fullmatch(text) is None:
+        where = str(source) if source else _shown(value)
         raise ConfigError(
-            f"{value!r} is not a public key",
+            f"{where} is not a public key",
             hint="pass NAME.pub as written by `kernel-builder cache key`, or its contents (NAME:base64)",
         )
     return text
@@ -122,15 +152,15 @@ def refusal(check: CacheCheck, trusted_keys: Sequence[str]) -> BuildError:
 
 
 def secret_key_name(path: Path) -> str:
-    """The key name in a secret key file; ``ConfigError`` when the file is not one."""
-    text = path.read_text().strip()
-    name, _, data = text.partition(":")
-    if not _KEY_NAME.fullmatch(name) or len(data) < 80:
+    """The key name in a secret key file; ``ConfigError`` (naming the file, never its
+    content) when the file is not one."""
+    text = _read_key_file(path, "--secret-key")
+    if _SECRET_KEY.fullmatch(text) is None:
         raise ConfigError(
             f"{path} is not a secret signing key",
             hint="pass NAME.sec as written by `kernel-builder cache key NAME --out DIR` (the .pub file only verifies)",
         )
-    return name
+    return text.split(":", 1)[0]
 
 
 def query_caches(
