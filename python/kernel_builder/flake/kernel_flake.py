@@ -28,6 +28,7 @@ from kernel_builder.errors import ConfigError, NixError
 from kernel_builder.flake.kernel_source import prepare_kernel_source
 from kernel_builder.identity import KernelIdentity, kernel_identity
 from kernel_builder.toolchain.host.discover import discover, is_stale, load_toolchains, toolchains_path, write_toolchains
+from kernel_builder.toolchain.pinned.lockfile import load_lock
 from kernel_builder.toolchain.state import state_dir
 
 __all__ = [
@@ -149,6 +150,7 @@ def prepare_kernel_flake(
     record = None
     if toolchain == "pinned":
         _refuse_host_specific_flags(kernel_dir)
+        load_lock(_checked_source().flake_dir / "nix" / "toolchain-lock.json")  # the lock Nix reads, validated first
     if toolchain == "host":
         record = load_toolchains(state=state)
         if record is None or is_stale(record) or extra_pythons:
