@@ -17,7 +17,7 @@ import secrets
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_INPUT_BYTES", "UnreadableFile", "read_text", "write_atomic"]
+__all__ = ["MAX_INPUT_BYTES", "UnreadableFile", "read_text", "unwritable", "write_atomic"]
 
 MAX_INPUT_BYTES = 1 << 20  # 1 MiB: a build.toml or lock file is a few kB
 
@@ -129,3 +129,19 @@ def _create_temporary(path: Path) -> tuple[int, str]:
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:
             continue
+
+
+def unwritable(directory: Path) -> str | None:
+    """Why files cannot be created in ``directory`` (made when missing), else ``None``.
+
+    A real probe (create and remove a file), not ``os.access``: root passes ``access`` on a
+    mode-555 directory, and only a write tells a read-only mount or a full disk.
+    """
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = _create_temporary(Path(directory) / "probe")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None

@@ -13,6 +13,7 @@ from kernel_builder.toolchain.host.discover import discover, load_toolchains, wr
 from kernel_builder.toolchain.pinned.fetch import fetch
 from kernel_builder.toolchain.pinned.lockfile import load_lock
 from kernel_builder.toolchain.pinned.locking import relock
+from kernel_builder.toolchain.state import writable_state_dir
 from kernel_builder.toolchain.host.setup import create_env, default_envs, plan
 
 __all__ = ["toolchain"]
@@ -50,6 +51,7 @@ def fetch_cmd(build_sets: tuple[str, ...], as_json: bool) -> None:
       kernel-builder toolchain fetch
       kernel-builder toolchain fetch --build-set torch2.13-cpu
     """
+    writable_state_dir()  # temporary downloads and the fetch lock live there
     lock = load_lock()
     for key in build_sets:
         lock.environment_of(key)  # unknown build sets fail before anything is downloaded

@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
@@ -24,16 +25,18 @@ import attrs
 from kernel_builder._source import BuilderSource, builder_source
 from kernel_builder.config.loading import read_file
 from kernel_builder.config.portability import refuse_host_specific_flags
-from kernel_builder.errors import ConfigError, NixError
+from kernel_builder._files import unwritable
+from kernel_builder.errors import BuildError, ConfigError, NixError
 from kernel_builder.flake.kernel_source import prepare_kernel_source
 from kernel_builder.identity import KernelIdentity, kernel_identity
 from kernel_builder.toolchain.host.discover import discover, is_stale, load_toolchains, toolchains_path, write_toolchains
 from kernel_builder.toolchain.pinned.lockfile import load_lock
-from kernel_builder.toolchain.state import state_dir
+from kernel_builder.toolchain.state import state_dir, writable_state_dir
 
 __all__ = [
     "PreparedFlake",
     "builder_root",
+    "check_output_writable",
     "kernel_flake_ref",
     "needed_files",
     "prepare_flake_input",
@@ -112,6 +115,19 @@ def _prune(base: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def check_output_writable(kernel_dir: Path) -> None:
+    """The build installs into ``kernel_dir/build``: refuse a read-only place before Nix spends
+    minutes building what could not be installed."""
+    target = kernel_dir / "build" if (kernel_dir / "build").is_dir() else kernel_dir
+    reason = unwritable(target)
+    if reason:
+        raise BuildError(
+            f"cannot write the built variants into {kernel_dir / 'build'}: {target} is not writable ({reason})",
+            hint=f"build a writable copy of the kernel (cp -r {shlex.quote(str(kernel_dir))} /tmp/kernel), or make "
+            f"{target} writable; `nix build .#bundle` builds into the Nix store without writing here",
+        )
+
+
 def _refuse_host_specific_flags(kernel_dir: Path) -> None:
     """Pinned variants are redistributable: no flag may build for this machine only."""
     try:
@@ -147,6 +163,7 @@ def prepare_kernel_flake(
     changed on disk or new Pythons are given) and handed to the flake; with the default
     ``"pinned"`` nothing of this machine is recorded: the flake uses the pinned toolchains.
     """
+    state = state or writable_state_dir()
     record = None
     if toolchain == "pinned":
         _refuse_host_specific_flags(kernel_dir)

@@ -10,7 +10,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["state_dir", "ENV_VAR"]
+from kernel_builder._files import unwritable
+from kernel_builder.errors import ConfigError
+
+__all__ = ["state_dir", "writable_state_dir", "ENV_VAR"]
 
 ENV_VAR = "KERNEL_BUILDER_STATE_DIR"
 
@@ -22,3 +25,16 @@ def state_dir() -> Path:
     xdg = os.environ.get("XDG_STATE_HOME")
     base = Path(xdg) if xdg else Path.home() / ".local" / "state"
     return (base / "kernel-builder").absolute()
+
+
+def writable_state_dir() -> Path:
+    """``state_dir()``, made and checked writable: a located error, not a traceback later."""
+    state = state_dir()
+    reason = unwritable(state)
+    if reason:
+        raise ConfigError(
+            f"the state directory {state} is not writable: {reason}",
+            hint=f"set {ENV_VAR} to a writable directory (kernel-builder keeps flake inputs, toolchain records "
+            "and temporary downloads there)",
+        )
+    return state
