@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 
+from kernel_builder import _children
 from kernel_builder._files import write_atomic
 from kernel_builder.errors import NixError
 from kernel_builder.toolchain.state import state_dir
@@ -230,7 +231,7 @@ def run_nix(
 ) -> subprocess.CompletedProcess[str]:
     """Run nix (or ``nix-store``), capture output; ``NixError`` with the command and stderr tail on failure."""
     argv = nix_argv(*args) if program == "nix" else [_sibling(program), *args]
-    done = subprocess.run(argv, cwd=cwd, env=nix_env(), capture_output=True, text=True, check=False)
+    done = _children.run(argv, cwd=cwd, env=nix_env())
     if done.returncode != 0:
         raise NixError(
             f"`{' '.join(argv)}` failed (exit {done.returncode}):\n{_tail(clean_stderr(done.stderr), 40)}",
@@ -322,7 +323,7 @@ def build(
     keys = list(targets)
     link = ["--out-link", out_link] if out_link else ["--no-link"]
     argv = nix_argv("build", "--json", "--log-format", "internal-json", *options.argv(), *link, *flake_args, *targets.values())
-    proc = subprocess.Popen(argv, cwd=cwd, env=options.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _children.popen(argv, cwd=cwd, env=options.env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ids: dict[str, str] = {}
     logs: dict[str, list[str]] = {}
     failed: list[str] = []
@@ -373,9 +374,12 @@ def build(
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     assert proc.stdout is not None
-    stdout = proc.stdout.read()
-    proc.wait()
-    reader.join()
+    with _children.forwarding(proc) as received:  # SIGINT/SIGTERM stop nix too, and we wait for it
+        stdout = proc.stdout.read()
+        proc.wait()
+        reader.join()
+    if received:
+        raise _children.Interrupted(received[0], argv)
     failed_keys = sorted({key for key in (target_of(drv, keys) for drv in failed) if key is not None})
     outputs = _outputs(stdout, keys) if proc.returncode == 0 else {}
     survivors = {key: targets[key] for key in keys if key not in failed_keys}
@@ -468,7 +472,7 @@ def untrusted_paths(url: str, paths: Sequence[str], trusted_keys: Sequence[str])
         return []
     argv = nix_argv("store", "verify", "--no-contents", "--store", url,
                     "--option", "trusted-public-keys", " ".join(trusted_keys), *paths)
-    done = subprocess.run(argv, env=nix_env(), capture_output=True, text=True, check=False)
+    done = _children.run(argv, env=nix_env())
     return sorted(set(re.findall(r"path '(/nix/store/[^']+)' is untrusted", _ANSI.sub("", done.stderr))))
 
 
