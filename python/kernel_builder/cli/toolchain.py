@@ -61,6 +61,33 @@ def fetch_cmd(build_sets: tuple[str, ...], as_json: bool) -> None:
     output.note(f"{len(report.added)} artifact(s) added, {len(report.present)} already in the store ({report.seconds:.1f}s)")
 
 
+@toolchain.command("gc")
+@click.option("--dry-run", is_flag=True, help="Only list the stale roots.")
+def gc_cmd(dry_run: bool) -> None:
+    """Release the GC roots of toolchain artifacts that the current lock no longer uses.
+
+    \b
+    `toolchain fetch` roots every artifact it puts into the Nix store (so `nix-store --gc`
+    keeps them and offline builds keep working), one roots directory per lock version in
+    the state directory. After the lock changed, this removes the directories of older
+    lock versions; `nix-store --gc` then frees their artifacts.
+    Example:
+      kernel-builder toolchain gc && nix-store --gc
+    """
+    import shutil  # lazy: only gc removes directories
+
+    from kernel_builder.toolchain.pinned.lockrequests import lock_path  # lazy: as shutil
+    from kernel_builder.toolchain.pinned.roots import stale_roots  # lazy: as shutil
+
+    stale = stale_roots(lock_path())
+    for directory in stale:
+        output.note(f"{'would remove' if dry_run else 'removed'} {directory}")
+        if not dry_run:
+            shutil.rmtree(directory)
+    output.note(f"{len(stale)} stale toolchain root director{'y' if len(stale) == 1 else 'ies'}"
+                + ("" if dry_run or not stale else "; run `nix-store --gc` to free their artifacts"))
+
+
 @toolchain.command("lock")
 @click.option("--lock-file", type=click.Path(dir_okay=False, path_type=Path), help="The lock to regenerate (default: kernel-builder's nix/toolchain-lock.json).")
 def lock_cmd(lock_file: Path | None) -> None:
