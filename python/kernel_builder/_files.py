@@ -13,13 +13,28 @@ sees the old file or the new one, never half of either; every file kernel-builde
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_INPUT_BYTES", "UnreadableFile", "read_text", "unwritable", "write_atomic"]
+__all__ = ["MAX_INPUT_BYTES", "UnreadableFile", "is_temporary", "read_text", "temporary_owner", "unwritable", "write_atomic"]
 
 MAX_INPUT_BYTES = 1 << 20  # 1 MiB: a build.toml or lock file is a few kB
+# write_atomic's temporary files: `.NAME.pid<PID>.<12 hex>.tmp` (`.NAME.<12 hex>.tmp` before
+# the owner was named). A process killed between write and rename leaves one behind.
+_TEMPORARY = re.compile(r"^\..+?\.(?:pid(\d+)\.)?[0-9a-f]{12}\.tmp$")
+
+
+def is_temporary(name: str) -> bool:
+    """Whether a file name is one of ``write_atomic``'s temporary files (never content)."""
+    return _TEMPORARY.match(name) is not None
+
+
+def temporary_owner(name: str) -> int | None:
+    """The pid that made the temporary file ``name`` (``None``: unknown or not one)."""
+    match = _TEMPORARY.match(name)
+    return int(match[1]) if match and match[1] else None
 
 
 class UnreadableFile(Exception):
@@ -124,7 +139,7 @@ def _create_temporary(path: Path) -> tuple[int, str]:
     ``tempfile.mkstemp`` would make it 0o600)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:
-        tmp = str(path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp")
+        tmp = str(path.parent / f".{path.name}.pid{os.getpid()}.{secrets.token_hex(6)}.tmp")
         try:
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:
