@@ -84,3 +84,20 @@ def test_a_public_key_still_reads(tmp_path: Path) -> None:
     assert read_public_key(str(tmp_path / "team-1.pub")) == PUBLIC == read_public_key(PUBLIC)
     (tmp_path / "team-1.sec").write_text(SECRET + "\n")
     assert secret_key_name(tmp_path / "team-1.sec") == "team-1"
+
+
+def test_cache_key_refuses_a_dangling_symlink(tmp_path: Path) -> None:
+    """Finding 11: `cache key` wrote the secret key through `keys/x.sec -> /elsewhere/stolen.sec`."""
+    keys = tmp_path / "keys"
+    keys.mkdir()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (keys / "x.sec").symlink_to(elsewhere / "stolen.sec")
+    done = _cli("cache", "key", "x", "--out", str(keys), state=tmp_path / "s")
+    assert done.returncode == 3, done.stderr
+    assert f"{keys / 'x.sec'} is a symlink to {elsewhere / 'stolen.sec'}" in done.stderr
+    assert not (elsewhere / "stolen.sec").exists() and not (keys / "x.pub").exists()
+    (keys / "x.sec").unlink()
+    (keys / "x.pub").symlink_to(elsewhere / "stolen.pub")  # the public half too
+    done = _cli("cache", "key", "x", "--out", str(keys), state=tmp_path / "s")
+    assert done.returncode == 3 and not (elsewhere / "stolen.pub").exists() and not (keys / "x.sec").exists()

@@ -8,6 +8,7 @@ before anything is built, instead of being silently rebuilt.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -41,10 +42,11 @@ def key_files(name: str, out_dir: Path) -> tuple[Path, Path]:
 def make_key_pair(name: str, out_dir: Path) -> tuple[Path, Path]:
     """Write a new signing key pair; never overwrites one (a lost secret key cannot be recovered)."""
     secret, public = key_files(name, out_dir)
-    existing = [p for p in (secret, public) if p.exists()]
+    existing = [p for p in (secret, public) if os.path.lexists(p)]  # a dangling link too: nix would write through it
     if existing:
+        what = f"is a symlink to {os.readlink(existing[0])}" if existing[0].is_symlink() else "already exists"
         raise ConfigError(
-            f"{existing[0]} already exists",
+            f"{existing[0]} {what}",
             hint="choose a new name (rotate keys by bumping the number: NAME-2) or remove the old files",
         )
     out_dir.mkdir(parents=True, exist_ok=True)
