@@ -20,6 +20,13 @@ SECRET = "team-1:" + "Zm9v" * 21 + "YQ=="  # the shape of a Nix secret key: NAME
 PUBLIC = "team-1:" + "A" * 43 + "="
 
 
+def _cache(tmp_path: Path) -> str:
+    """An (empty) file:// cache directory, as `cache push` makes one."""
+    (tmp_path / "cache").mkdir(exist_ok=True)
+    (tmp_path / "cache" / "nix-cache-info").write_text("StoreDir: /nix/store\n")
+    return str(tmp_path / "cache")
+
+
 def _cli(*args: str, state: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "KERNEL_BUILDER_STATE_DIR": str(state)}
     return subprocess.run([sys.executable, "-m", "kernel_builder", *args], capture_output=True, text=True, env=env, timeout=60)
@@ -31,19 +38,19 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_a_literal_secret_key_is_never_printed(kernel: Path, tmp_path: Path) -> None:
-    done = _cli("build", str(kernel), "--cache", str(tmp_path), "--trusted-key", SECRET, state=tmp_path / "s")
+    done = _cli("build", str(kernel), "--cache", _cache(tmp_path), "--trusted-key", SECRET, state=tmp_path / "s")
     assert done.returncode == 3
     assert "is a secret key" in done.stderr and "'team-1'" in done.stderr, done.stderr
     assert SECRET.split(":")[1][:20] not in done.stderr + done.stdout
     # Not a key at all: the value is not echoed either when it looks like key material.
-    done = _cli("build", str(kernel), "--cache", str(tmp_path), "--trusted-key", "team-1:" + "x" * 100, state=tmp_path / "s")
+    done = _cli("build", str(kernel), "--cache", _cache(tmp_path), "--trusted-key", "team-1:" + "x" * 100, state=tmp_path / "s")
     assert done.returncode == 3 and "x" * 30 not in done.stderr, done.stderr
 
 
 def test_a_secret_key_file_passed_as_trusted_key_names_only_the_file(kernel: Path, tmp_path: Path) -> None:
     key = tmp_path / "team-1.sec"
     key.write_text(SECRET + "\n")
-    done = _cli("build", str(kernel), "--cache", str(tmp_path), "--trusted-key", str(key), state=tmp_path / "s")
+    done = _cli("build", str(kernel), "--cache", _cache(tmp_path), "--trusted-key", str(key), state=tmp_path / "s")
     assert done.returncode == 3 and f"{key} is a secret key" in done.stderr
     assert SECRET.split(":")[1][:20] not in done.stderr
 
@@ -68,7 +75,7 @@ def test_unreadable_key_files_give_one_error(kernel: Path, tmp_path: Path, optio
         (tmp_path / "bin.key").write_bytes(b"\xff\xfe\x00garbage")
         target = str(tmp_path / "bin.key")
     if option == "--trusted-key":
-        args = ["build", str(kernel), "--cache", str(tmp_path), "--trusted-key", target]
+        args = ["build", str(kernel), "--cache", _cache(tmp_path), "--trusted-key", target]
     else:
         args = ["cache", "push", str(kernel), "--to", str(tmp_path / "cache"), "--secret-key", target]
     done = _cli(*args, state=tmp_path / "s")  # the FIFO case: the 60 s timeout fails the test if it blocks

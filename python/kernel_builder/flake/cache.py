@@ -97,16 +97,27 @@ def read_public_key(value: str) -> str:
     return text
 
 
-def cache_url(value: str) -> str:
-    """A Nix store URL; a bare directory path becomes ``file://`` + its absolute path."""
-    if value.startswith(_SCHEMES):
-        return value
-    if "://" in value:
+def cache_url(value: str, *, must_exist: bool = False) -> str:
+    """A Nix store URL; a bare directory path becomes ``file://`` + its absolute path.
+
+    ``must_exist`` (reading, as `build --cache` does): a ``file://`` cache must be a directory
+    that `cache push` wrote, since Nix would silently create an empty one (a typo then reads
+    as "nothing cached"). Pushing creates it."""
+    if "://" in value and not value.startswith(_SCHEMES):
         raise ConfigError(
             f"unsupported cache URL {value!r}",
             hint="use file:///DIR, https://HOST (read-only), s3://BUCKET?region=R or ssh://HOST",
         )
-    return "file://" + str(Path(value).resolve())
+    url = value if value.startswith(_SCHEMES) else "file://" + str(Path(value).resolve())
+    if must_exist and url.startswith("file://"):
+        directory = Path(url[len("file://"):].split("?", 1)[0])
+        if not (directory / "nix-cache-info").is_file():
+            what = "does not exist" if not directory.exists() else "is not a binary cache (no nix-cache-info)"
+            raise ConfigError(
+                f"--cache {value}: {directory} {what}",
+                hint="check the path; a file:// cache is a directory `kernel-builder cache push --to DIR` wrote",
+            )
+    return url
 
 
 @attrs.frozen
@@ -195,4 +206,4 @@ def cache_settings(caches: Sequence[str], trusted_keys: Sequence[str]) -> tuple[
             "--cache needs --trusted-key: Nix only substitutes paths signed by a trusted key",
             hint="pass the cache's public key, e.g. --trusted-key keys/team-cache-1.pub (from `kernel-builder cache key`)",
         )
-    return tuple(cache_url(c) for c in caches), tuple(read_public_key(k) for k in trusted_keys)
+    return tuple(cache_url(c, must_exist=True) for c in caches), tuple(read_public_key(k) for k in trusted_keys)

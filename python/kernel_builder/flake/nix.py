@@ -11,18 +11,20 @@ import enum
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import attrs
 
 from kernel_builder import _children
-from kernel_builder._files import write_atomic
-from kernel_builder.errors import NixError
+from kernel_builder._files import UnreadableFile, read_text, write_atomic
+from kernel_builder.errors import ConfigError, NixError
 from kernel_builder.toolchain.state import state_dir
 
 __all__ = [
@@ -234,7 +236,7 @@ def run_nix(
     done = _children.run(argv, cwd=cwd, env=nix_env())
     if done.returncode != 0:
         raise NixError(
-            f"`{' '.join(argv)}` failed (exit {done.returncode}):\n{_tail(clean_stderr(done.stderr), 40)}",
+            f"`{shlex.join(argv)}` failed (exit {done.returncode}):\n{_tail(explain(clean_stderr(done.stderr)), 40)}",
             hint=hint or "rerun the command above to see the whole output",
         )
     return done
@@ -263,6 +265,38 @@ def clean_stderr(text: str) -> str:
         skip = False
         lines.append(line)
     return "\n".join(lines)
+
+
+_FALLBACK = re.compile(r"(?:\(usually happens due to networking issues\))?;? ?try '--fallback' to build derivation from source ?")
+
+
+def explain(text: str) -> str:
+    """Nix's text with advice kernel-builder cannot follow replaced: `build` has no
+    ``--fallback``; a substitute that fails is a damaged or missing NAR in the cache."""
+    return _FALLBACK.sub(
+        " (the binary cache holds a damaged or incomplete copy: rebuild without --cache, or push the "
+        "variant to the cache again with `kernel-builder cache push`) ", text,
+    ).rstrip()
+
+
+def check_builders(builders: str | None, max_jobs: int) -> None:
+    """``--builders @FILE`` names a readable machines file, and ``-j 0`` has builders."""
+    if builders is not None and builders.startswith("@"):
+        path = Path(builders[1:])
+        try:
+            text = read_text(path)
+        except FileNotFoundError:
+            raise ConfigError(f"--builders {builders}: the machines file {path} does not exist",
+                           hint="pass an existing Nix machines file (one `URI SYSTEM SSH-KEY MAX-JOBS` line per builder)") from None
+        except UnreadableFile as exc:
+            raise ConfigError(f"--builders {builders}: the machines file {path} {exc.reason}",
+                           hint="pass a Nix machines file (one `URI SYSTEM SSH-KEY MAX-JOBS` line per builder)") from None
+        if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
+            raise ConfigError(f"--builders {builders}: the machines file {path} lists no machine",
+                           hint="add one `URI SYSTEM SSH-KEY MAX-JOBS` line per builder")
+    if max_jobs == 0 and not (builders or "").strip():
+        raise ConfigError("-j 0 allows no build on this machine, and no --builders were given, so nothing could build",
+                       hint="pass --builders 'ssh://HOST x86_64-linux' (or @MACHINES-FILE), or allow local builds with -j N")
 
 
 def _tail(text: str, n: int) -> str:
@@ -363,6 +397,7 @@ def build(
                 logs[drv].append(event.text)
                 event = BuildEvent("log", drv=drv, text=event.text)
             elif event.kind == "error":
+                event = attrs.evolve(event, text=explain(event.text))
                 errors.append(event.text)
                 match = _FAILED.search(event.text)
                 if match:
@@ -443,7 +478,7 @@ def derivation_outputs(drvs: Sequence[str]) -> list[str]:
 def copy_to_cache(url: str, paths: Sequence[str], secret_key: Path) -> subprocess.CompletedProcess[str]:
     """``nix copy`` the paths (with their closures) to a binary cache, signing each with the key."""
     sep = "&" if "?" in url else "?"
-    target = f"{url}{sep}secret-key={secret_key}"
+    target = f"{url}{sep}secret-key={quote(str(secret_key), safe='/')}"  # Nix percent-decodes query values
     if url.startswith("file://") and "compression=" not in url:
         target += "&compression=zstd"
     return run_nix(
