@@ -13,12 +13,27 @@ sees the old file or the new one, never half of either; every file kernel-builde
 from __future__ import annotations
 
 import os
+import re
 import stat
 from pathlib import Path
 
-__all__ = ["MAX_INPUT_BYTES", "UnreadableFile", "read_text", "write_atomic"]
+__all__ = ["MAX_INPUT_BYTES", "UnreadableFile", "is_temporary", "read_text", "temporary_owner", "unwritable", "write_atomic"]
 
 MAX_INPUT_BYTES = 1 << 20  # 1 MiB: a build.toml or lock file is a few kB
+# write_atomic's temporary files: `.NAME.pid<PID>.<12 hex>.tmp` (`.NAME.<12 hex>.tmp` before
+# the owner was named). A process killed between write and rename leaves one behind.
+_TEMPORARY = re.compile(r"^\..+?\.(?:pid(\d+)\.)?[0-9a-f]{12}\.tmp$")
+
+
+def is_temporary(name: str) -> bool:
+    """Whether a file name is one of ``write_atomic``'s temporary files (never content)."""
+    return _TEMPORARY.match(name) is not None
+
+
+def temporary_owner(name: str) -> int | None:
+    """The pid that made the temporary file ``name`` (``None``: unknown or not one)."""
+    match = _TEMPORARY.match(name)
+    return int(match[1]) if match and match[1] else None
 
 
 class UnreadableFile(Exception):
@@ -123,8 +138,24 @@ def _create_temporary(path: Path) -> tuple[int, str]:
     ``tempfile.mkstemp`` would make it 0o600)."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:
-        tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
+        tmp = str(path.parent / f".{path.name}.pid{os.getpid()}.{os.urandom(6).hex()}.tmp")
         try:
             return os.open(tmp, flags, 0o666), tmp
         except FileExistsError:
             continue
+
+
+def unwritable(directory: Path) -> str | None:
+    """Why files cannot be created in ``directory`` (made when missing), else ``None``.
+
+    A real probe (create and remove a file), not ``os.access``: root passes ``access`` on a
+    mode-555 directory, and only a write tells a read-only mount or a full disk.
+    """
+    try:
+        os.makedirs(directory, exist_ok=True)
+        fd, tmp = _create_temporary(Path(directory) / "probe")
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None

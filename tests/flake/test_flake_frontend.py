@@ -137,34 +137,36 @@ class TestKernelIdentity:
         (kernel / "build.toml").write_text((kernel / "build.toml").read_text() + "\n# changed\n")
         assert kernel_identity(kernel) != first
 
-    def test_flake_ref_is_git_when_everything_is_tracked(self, tmp_path: Path) -> None:
+    def test_flake_ref_is_a_copy_that_follows_the_needed_files_only(self, tmp_path: Path) -> None:
         kernel = copy_kernel("relu", tmp_path / "k")
-        assert kernel_flake_ref(kernel, []) == str(kernel.resolve())
-        (kernel / "torch-ext" / "relu" / "new.py").write_text("X = 1\n")
-        assert kernel_flake_ref(kernel, ["torch-ext"]) == f"path:{kernel.resolve()}"
-        commit_all(kernel)
-        assert kernel_flake_ref(kernel, ["torch-ext"]) == str(kernel.resolve())
-        assert kernel_flake_ref(copy_kernel("relu", tmp_path / "plain", git=False), []).startswith("path:")
+        state = tmp_path / "state"
+        first = kernel_flake_ref(kernel, state=state)
+        assert first.startswith(f"path:{state}/kernel-sources/")
+        (kernel / "NOTES.md").write_text("not an input\n")
+        assert kernel_flake_ref(kernel, state=state) == first
+        (kernel / "torch-ext" / "relu" / "new.py").write_text("X = 1\n")  # untracked, but a pyext file
+        second = kernel_flake_ref(kernel, state=state)
+        assert second != first and (Path(second[5:]) / "torch-ext" / "relu" / "new.py").is_file()
+        assert kernel_flake_ref(copy_kernel("relu", tmp_path / "plain", git=False), state=state) == first  # content, not place
 
-    def test_an_untracked_source_listed_in_build_toml_switches_to_path(self, tmp_path: Path) -> None:
+    def test_an_untracked_source_listed_in_build_toml_is_copied(self, tmp_path: Path) -> None:
         kernel = copy_kernel("relu", tmp_path / "k")
-        assert prepare_kernel_flake(kernel, state=tmp_path / "state").ref == str(kernel.resolve())
         (kernel / "relu_cpu" / "extra.cpp").write_text("// new\n")
         toml = kernel / "build.toml"
         toml.write_text(toml.read_text().replace('src = ["relu_cpu/relu_cpu.cpp"]', 'src = ["relu_cpu/relu_cpu.cpp", "relu_cpu/extra.cpp"]'))
-        assert prepare_kernel_flake(kernel, state=tmp_path / "state").ref == f"path:{kernel.resolve()}"
+        ref = prepare_kernel_flake(kernel, state=tmp_path / "state").ref
+        assert (Path(ref[5:]) / "relu_cpu" / "extra.cpp").is_file()
 
-    def test_an_untracked_torch_include_directory_switches_to_path(self, tmp_path: Path) -> None:
+    def test_a_torch_include_directory_is_copied_whole(self, tmp_path: Path) -> None:
         """[torch] include directories are inputs too (Build.input_paths, nix/lib/pure/inputs.nix)."""
         kernel = copy_kernel("relu", tmp_path / "k")
         toml = kernel / "build.toml"
         toml.write_text(toml.read_text().replace("[torch]\n", '[torch]\ninclude = ["common"]\n', 1))
-        commit_all(kernel)
         assert "common" in needed_files(kernel)
-        assert prepare_kernel_flake(kernel, state=tmp_path / "state").ref == str(kernel.resolve())
-        (kernel / "common").mkdir()
-        (kernel / "common" / "util.h").write_text("#pragma once\n")
-        assert prepare_kernel_flake(kernel, state=tmp_path / "state").ref == f"path:{kernel.resolve()}"
+        (kernel / "common" / "sub").mkdir(parents=True)
+        (kernel / "common" / "sub" / "util.h").write_text("#pragma once\n")
+        ref = prepare_kernel_flake(kernel, state=tmp_path / "state").ref
+        assert (Path(ref[5:]) / "common" / "sub" / "util.h").is_file()
 
 
 class TestToolchains:

@@ -25,4 +25,7 @@ derivation (toolchain.identity // toolchain.env // {
   kernelCommit = if kernel.commit == null then "" else kernel.commit;
   kernelDirty = if kernel.dirty then "1" else "";
   placeholders = config.placeholdersFor backend;
+  # __DATE__/__TIME__, archive and zip timestamps: the same inputs give the same bytes on
+  # every machine and every day (`nix build --rebuild` checks it).
+  SOURCE_DATE_EPOCH = "315532800"; # 1980-01-01T00:00:00Z, the earliest time a zip can hold
 } // extraAttrs)

@@ -4,7 +4,14 @@
 # Type: { system } -> { lock; seed; runtime; cc; python; driver; cli; envs; cudas }
 { system }:
 let
-  lock = builtins.fromJSON (builtins.readFile ../../toolchain-lock.json);
+  # The schema this library reads; another one (a lock from a newer or older kernel-builder,
+  # or a hand edit) stops evaluation naming the file, before any attribute of it is used.
+  # `kernel-builder build` validates the whole lock in Python first (lockfile.load_lock).
+  lockFile = ../../toolchain-lock.json;
+  rawLock = builtins.fromJSON (builtins.readFile lockFile);
+  lock =
+    if builtins.isAttrs rawLock && (rawLock.schema or null) == 1 then rawLock
+    else throw "kernel-builder: ${toString lockFile} (kernel-builder's nix/toolchain-lock.json): schema ${builtins.toJSON (rawLock.schema or null)} is not supported, this kernel-builder reads schema 1; regenerate it with `kernel-builder toolchain lock`";
   pinnedSets = lock.requests.buildSets;
 
   fetchArtifact = key:

@@ -7,6 +7,7 @@ under ``kernel_builder.cli`` and stays thin: it parses options and calls library
 
 from __future__ import annotations
 
+import errno
 import gc
 import importlib
 import os
@@ -39,6 +40,14 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "download": ("kernel_builder.cli.loader", "download", "Download the locked kernels of a project."),
 }
 
+
+_PLACE_ERRORS = {
+    errno.EROFS: "the file system is read-only: choose a writable place (a copy of the directory, another --out; KERNEL_BUILDER_STATE_DIR for kernel-builder's state)",
+    errno.EACCES: "permission denied: make the directory writable for this user, or work on a copy",
+    errno.EPERM: "operation not permitted: make the directory writable for this user, or work on a copy",
+    errno.ENOSPC: "the disk is full: free space (for example `nix-store --gc`) and run again",
+    errno.EDQUOT: "the disk quota is exceeded: free space and run again",
+}
 
 # Set by ``main()`` when this process is the kernel-builder program itself (see _import_command).
 _freeze_imports = False
@@ -125,3 +134,11 @@ def main(argv: list[str] | None = None) -> None:
             raise
         output.error(str(exc))
         sys.exit(exc.exit_code)
+    except OSError as exc:
+        # A place that cannot be written (read-only mount, permissions, full disk) that no
+        # command checked first: name it, no traceback.
+        if exc.errno not in _PLACE_ERRORS or _traceback_wanted(argv if argv is not None else sys.argv[1:]):
+            raise
+        where = exc.filename or "a file"
+        output.error(f"cannot write {where}: {exc.strerror}\nhint: {_PLACE_ERRORS[exc.errno]}")
+        sys.exit(1)

@@ -125,8 +125,12 @@ def build(
         )
     from kernel_builder.flake import flake_build  # lazy: nix, the toolchain modules and rich are build-only
     from kernel_builder.flake.cache import cache_settings  # lazy: as flake_build
+    from kernel_builder.flake.kernel_flake import check_output_writable  # lazy: as flake_build
+
+    check_output_writable(kernel_dir)
 
     cache = cache_settings(caches, trusted_keys)
+    flake_build.nix.check_builders(builders, 1 if max_jobs is None else max_jobs)
     flake = flake_build.open_kernel_flake(kernel_dir, extra_pythons, toolchain)
     selected, notes = select_variants(flake.table, variants, backends)
     for note in notes:

@@ -14,6 +14,7 @@ from kernel_builder.toolchain.host.record import to_json
 from kernel_builder.toolchain.pinned.fetch import fetch
 from kernel_builder.toolchain.pinned.lockfile import load_lock
 from kernel_builder.toolchain.pinned.locking import relock
+from kernel_builder.toolchain.state import writable_state_dir
 from kernel_builder.toolchain.host.setup import create_env, default_envs, plan
 
 __all__ = ["toolchain"]
@@ -51,6 +52,7 @@ def fetch_cmd(build_sets: tuple[str, ...], as_json: bool) -> None:
       kernel-builder toolchain fetch
       kernel-builder toolchain fetch --build-set torch2.13-cpu
     """
+    writable_state_dir()  # temporary downloads and the fetch lock live there
     lock = load_lock()
     for key in build_sets:
         lock.environment_of(key)  # unknown build sets fail before anything is downloaded
@@ -58,6 +60,33 @@ def fetch_cmd(build_sets: tuple[str, ...], as_json: bool) -> None:
     if as_json:
         output.result_json({"added": list(report.added), "present": list(report.present), "seconds": round(report.seconds, 2)})
     output.note(f"{len(report.added)} artifact(s) added, {len(report.present)} already in the store ({report.seconds:.1f}s)")
+
+
+@toolchain.command("gc")
+@click.option("--dry-run", is_flag=True, help="Only list the stale roots.")
+def gc_cmd(dry_run: bool) -> None:
+    """Release the GC roots of toolchain artifacts that the current lock no longer uses.
+
+    \b
+    `toolchain fetch` roots every artifact it puts into the Nix store (so `nix-store --gc`
+    keeps them and offline builds keep working), one roots directory per lock version in
+    the state directory. After the lock changed, this removes the directories of older
+    lock versions; `nix-store --gc` then frees their artifacts.
+    Example:
+      kernel-builder toolchain gc && nix-store --gc
+    """
+    import shutil  # lazy: only gc removes directories
+
+    from kernel_builder.toolchain.pinned.lockrequests import lock_path  # lazy: as shutil
+    from kernel_builder.toolchain.pinned.roots import stale_roots  # lazy: as shutil
+
+    stale = stale_roots(lock_path())
+    for directory in stale:
+        output.note(f"{'would remove' if dry_run else 'removed'} {directory}")
+        if not dry_run:
+            shutil.rmtree(directory)
+    output.note(f"{len(stale)} stale toolchain root director{'y' if len(stale) == 1 else 'ies'}"
+                + ("" if dry_run or not stale else "; run `nix-store --gc` to free their artifacts"))
 
 
 @toolchain.command("lock")

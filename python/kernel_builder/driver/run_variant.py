@@ -15,6 +15,8 @@ import logging
 import os
 import sys
 
+from kernel_builder.config.loading import read_file
+from kernel_builder.config.portability import refuse_host_specific_flags
 from kernel_builder.errors import KernelBuilderError
 from kernel_builder.driver.variant import build_variant
 
@@ -68,6 +70,9 @@ def main(argv: list[str] | None = None) -> int:
         parser().error("--kernel-dirty needs --kernel-commit")
 
     try:
+        if os.environ.get("toolchainProvider") == "pinned":  # a redistributable variant: nothing host-specific
+            build_toml = os.path.join(args.source, "build.toml")
+            refuse_host_specific_flags(read_file(build_toml), build_toml)
         result = build_variant(
             args.source,
             args.variant,

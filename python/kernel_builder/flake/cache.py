@@ -8,12 +8,14 @@ before anything is built, instead of being silently rebuilt.
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import attrs
 
+from kernel_builder import _files
 from kernel_builder.flake import nix
 from kernel_builder.errors import BuildError, ConfigError
 
@@ -21,6 +23,9 @@ __all__ = ["CacheCheck", "cache_url", "check_cache", "key_files", "make_key_pair
 
 _KEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _PUBLIC_KEY = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*):([A-Za-z0-9+/]{43}=)")
+_SECRET_KEY = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*):([A-Za-z0-9+/]{86}==)")
+_KEY_FILE_LIMIT = 4096  # a key file is about 100 bytes
+_KEY_HINT = "pass a key file written by `kernel-builder cache key NAME --out DIR` (NAME.pub to trust, NAME.sec to sign)"
 _SCHEMES = ("file://", "https://", "http://", "s3://", "ssh://", "ssh-ng://")
 
 
@@ -37,10 +42,11 @@ def key_files(name: str, out_dir: Path) -> tuple[Path, Path]:
 def make_key_pair(name: str, out_dir: Path) -> tuple[Path, Path]:
     """Write a new signing key pair; never overwrites one (a lost secret key cannot be recovered)."""
     secret, public = key_files(name, out_dir)
-    existing = [p for p in (secret, public) if p.exists()]
+    existing = [p for p in (secret, public) if os.path.lexists(p)]  # a dangling link too: nix would write through it
     if existing:
+        what = f"is a symlink to {os.readlink(existing[0])}" if existing[0].is_symlink() else "already exists"
         raise ConfigError(
-            f"{existing[0]} already exists",
+            f"{existing[0]} {what}",
             hint="choose a new name (rotate keys by bumping the number: NAME-2) or remove the old files",
         )
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -49,32 +55,69 @@ def make_key_pair(name: str, out_dir: Path) -> tuple[Path, Path]:
     return secret, public
 
 
+def _read_key_file(path: Path, what: str) -> str:
+    """The text of a key file through the bounded reader: a binary file, ``/dev/zero``, a
+    FIFO or a huge file is an error naming the file, never a traceback or a hang."""
+    try:
+        return _files.read_text(path, limit=_KEY_FILE_LIMIT).strip()
+    except FileNotFoundError:
+        raise ConfigError(f"{what} {path} does not exist", hint=_KEY_HINT) from None
+    except _files.UnreadableFile as exc:
+        raise ConfigError(f"{what} {path} {exc.reason}", hint=_KEY_HINT) from None
+
+
+def _shown(value: str) -> str:
+    """How a ``--trusted-key`` value appears in a message: a path as given, key material
+    never (only its name before the colon)."""
+    if ":" in value and not Path(value).exists():
+        return f"the key {value.split(':', 1)[0][:40]!r}:... (given literally)"
+    return repr(value[:200])
+
+
 def read_public_key(value: str) -> str:
-    """A trusted key as Nix wants it (``NAME:base64``), given literally or as a ``.pub`` file."""
+    """A trusted key as Nix wants it (``NAME:base64``), given literally or as a ``.pub`` file.
+
+    Messages name the file or the key's name, never the key itself: a secret key passed by
+    mistake must not end up in a terminal, a CI log or a bug report."""
     text = value.strip()
-    path = Path(value)
-    if not _PUBLIC_KEY.fullmatch(text) and path.is_file():
-        text = path.read_text().strip()
-        if text and _PUBLIC_KEY.fullmatch(text) is None and ":" in text and len(text.split(":", 1)[1]) > 60:
-            raise ConfigError(f"{path} is a secret key", hint="pass the .pub file; the .sec file only signs (cache push --secret-key)")
+    source = None
+    if _PUBLIC_KEY.fullmatch(text) is None and _SECRET_KEY.fullmatch(text) is None and (Path(value).exists() or Path(value).is_symlink()):
+        source = Path(value)
+        text = _read_key_file(source, "--trusted-key")
+    if _SECRET_KEY.fullmatch(text):
+        where = str(source) if source else f"the --trusted-key value (key {text.split(':', 1)[0]!r})"
+        raise ConfigError(f"{where} is a secret key", hint="pass the .pub file; the .sec file only signs (cache push --secret-key); "
+                          "if the secret key was shown to anyone, make a new key pair")
     if _PUBLIC_KEY.fullmatch(text) is None:
+        where = str(source) if source else _shown(value)
         raise ConfigError(
-            f"{value!r} is not a public key",
+            f"{where} is not a public key",
             hint="pass NAME.pub as written by `kernel-builder cache key`, or its contents (NAME:base64)",
         )
     return text
 
 
-def cache_url(value: str) -> str:
-    """A Nix store URL; a bare directory path becomes ``file://`` + its absolute path."""
-    if value.startswith(_SCHEMES):
-        return value
-    if "://" in value:
+def cache_url(value: str, *, must_exist: bool = False) -> str:
+    """A Nix store URL; a bare directory path becomes ``file://`` + its absolute path.
+
+    ``must_exist`` (reading, as `build --cache` does): a ``file://`` cache must be a directory
+    that `cache push` wrote, since Nix would silently create an empty one (a typo then reads
+    as "nothing cached"). Pushing creates it."""
+    if "://" in value and not value.startswith(_SCHEMES):
         raise ConfigError(
             f"unsupported cache URL {value!r}",
             hint="use file:///DIR, https://HOST (read-only), s3://BUCKET?region=R or ssh://HOST",
         )
-    return "file://" + str(Path(value).resolve())
+    url = value if value.startswith(_SCHEMES) else "file://" + str(Path(value).resolve())
+    if must_exist and url.startswith("file://"):
+        directory = Path(url[len("file://"):].split("?", 1)[0])
+        if not (directory / "nix-cache-info").is_file():
+            what = "does not exist" if not directory.exists() else "is not a binary cache (no nix-cache-info)"
+            raise ConfigError(
+                f"--cache {value}: {directory} {what}",
+                hint="check the path; a file:// cache is a directory `kernel-builder cache push --to DIR` wrote",
+            )
+    return url
 
 
 @attrs.frozen
@@ -122,15 +165,15 @@ def refusal(check: CacheCheck, trusted_keys: Sequence[str]) -> BuildError:
 
 
 def secret_key_name(path: Path) -> str:
-    """The key name in a secret key file; ``ConfigError`` when the file is not one."""
-    text = path.read_text().strip()
-    name, _, data = text.partition(":")
-    if not _KEY_NAME.fullmatch(name) or len(data) < 80:
+    """The key name in a secret key file; ``ConfigError`` (naming the file, never its
+    content) when the file is not one."""
+    text = _read_key_file(path, "--secret-key")
+    if _SECRET_KEY.fullmatch(text) is None:
         raise ConfigError(
             f"{path} is not a secret signing key",
             hint="pass NAME.sec as written by `kernel-builder cache key NAME --out DIR` (the .pub file only verifies)",
         )
-    return name
+    return text.split(":", 1)[0]
 
 
 def query_caches(
@@ -163,4 +206,4 @@ def cache_settings(caches: Sequence[str], trusted_keys: Sequence[str]) -> tuple[
             "--cache needs --trusted-key: Nix only substitutes paths signed by a trusted key",
             hint="pass the cache's public key, e.g. --trusted-key keys/team-cache-1.pub (from `kernel-builder cache key`)",
         )
-    return tuple(cache_url(c) for c in caches), tuple(read_public_key(k) for k in trusted_keys)
+    return tuple(cache_url(c, must_exist=True) for c in caches), tuple(read_public_key(k) for k in trusted_keys)

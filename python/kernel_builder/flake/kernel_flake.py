@@ -6,7 +6,8 @@ or from the copy an installed wheel carries, see ``kernel_builder._source``), pl
 ``state/toolchains.json`` (the recorded host toolchain) and ``state/kernel.json`` (the
 kernel's unique id and commit, from ``kernel_builder.identity``). So every build uses the
 current builder, never a stale locked one, and neither the builder checkout nor the
-kernel's tracked files are touched: the copy lives in the state directory.
+kernel's tracked files are touched: the copy lives in the state directory. The kernel
+itself reaches Nix as a copy of the files its build reads (``flake.kernel_source``).
 """
 
 from __future__ import annotations
@@ -14,24 +15,29 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from kernel_builder._git import head, untracked
 from kernel_builder._source import BuilderSource, builder_source
 from kernel_builder.config.loading import read_file
-from kernel_builder.errors import ConfigError, NixError
+from kernel_builder.config.portability import refuse_host_specific_flags
+from kernel_builder._files import unwritable
+from kernel_builder.errors import BuildError, ConfigError, NixError
+from kernel_builder.flake.kernel_source import prepare_kernel_source
 from kernel_builder.identity import KernelIdentity, kernel_identity
 from kernel_builder.toolchain.host.discover import discover, is_stale, load_toolchains, toolchains_path, write_toolchains
 from kernel_builder.toolchain.host.record import ToolchainsRecord, to_json
-from kernel_builder.toolchain.state import state_dir
+from kernel_builder.toolchain.pinned.lockfile import load_lock
+from kernel_builder.toolchain.state import state_dir, writable_state_dir
 
 __all__ = [
     "PreparedFlake",
     "builder_root",
+    "check_output_writable",
     "kernel_flake_ref",
     "needed_files",
     "prepare_flake_input",
@@ -67,17 +73,11 @@ def needed_files(kernel_dir: Path) -> list[str]:
         return ["build.toml"]
 
 
-def kernel_flake_ref(kernel_dir: Path, needed: list[str]) -> str:
-    """The flake reference for the kernel directory.
-
-    Nix reads a directory inside a git work tree through git: only tracked files exist for
-    it. When a file the build needs is untracked (or the repository has no commit yet),
-    use ``path:`` instead, which copies the whole directory.
-    """
-    kernel_dir = kernel_dir.resolve()
-    if head(kernel_dir) is None or untracked(kernel_dir, [*needed, "flake.nix", "build.toml"]):
-        return f"path:{kernel_dir}"
-    return str(kernel_dir)
+def kernel_flake_ref(kernel_dir: Path, *, state: Path | None = None) -> str:
+    """The flake reference for the kernel directory: ``path:`` of a copy of exactly the files
+    the build reads (``flake.kernel_source``), never the directory itself, whose ``build/``,
+    keys and untracked files Nix would copy into the world-readable store."""
+    return f"path:{prepare_kernel_source(kernel_dir.resolve(), state or state_dir())}"
 
 
 def prepare_flake_input(toolchains: ToolchainsRecord | None, identity: KernelIdentity, *, state: Path | None = None) -> Path:
@@ -116,6 +116,28 @@ def _prune(base: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
+def check_output_writable(kernel_dir: Path) -> None:
+    """The build installs into ``kernel_dir/build``: refuse a read-only place before Nix spends
+    minutes building what could not be installed."""
+    target = kernel_dir / "build" if (kernel_dir / "build").is_dir() else kernel_dir
+    reason = unwritable(target)
+    if reason:
+        raise BuildError(
+            f"cannot write the built variants into {kernel_dir / 'build'}: {target} is not writable ({reason})",
+            hint=f"build a writable copy of the kernel (cp -r {shlex.quote(str(kernel_dir))} /tmp/kernel), or make "
+            f"{target} writable; `nix build .#bundle` builds into the Nix store without writing here",
+        )
+
+
+def _refuse_host_specific_flags(kernel_dir: Path) -> None:
+    """Pinned variants are redistributable: no flag may build for this machine only."""
+    try:
+        parsed = read_file(kernel_dir)
+    except ConfigError:
+        return  # the build reports it (it validated build.toml before)
+    refuse_host_specific_flags(parsed, str(kernel_dir / "build.toml"))
+
+
 @attrs.frozen
 class PreparedFlake:
     """How to call nix on a kernel directory: its flake ref and the override arguments."""
@@ -142,7 +164,11 @@ def prepare_kernel_flake(
     changed on disk or new Pythons are given) and handed to the flake; with the default
     ``"pinned"`` nothing of this machine is recorded: the flake uses the pinned toolchains.
     """
+    state = state or writable_state_dir()
     record = None
+    if toolchain == "pinned":
+        _refuse_host_specific_flags(kernel_dir)
+        load_lock(_checked_source().flake_dir / "nix" / "toolchain-lock.json")  # the lock Nix reads, validated first
     if toolchain == "host":
         record = load_toolchains(state=state)
         if record is None or is_stale(record) or extra_pythons:
@@ -152,5 +178,5 @@ def prepare_kernel_flake(
     identity = kernel_identity(kernel_dir)
     flake_input = prepare_flake_input(record, identity, state=state)
     args = ("--override-input", "kernel-builder", f"path:{flake_input}", "--no-write-lock-file")
-    ref = kernel_flake_ref(kernel_dir, needed_files(kernel_dir))
+    ref = kernel_flake_ref(kernel_dir, state=state)
     return PreparedFlake(ref, args, identity, toolchains_path(state))

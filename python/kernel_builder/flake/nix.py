@@ -11,17 +11,20 @@ import enum
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import attrs
 
-from kernel_builder._files import write_atomic
-from kernel_builder.errors import NixError
+from kernel_builder import _children
+from kernel_builder._files import UnreadableFile, read_text, write_atomic
+from kernel_builder.errors import ConfigError, NixError
 from kernel_builder.toolchain.state import state_dir
 
 __all__ = [
@@ -230,10 +233,10 @@ def run_nix(
 ) -> subprocess.CompletedProcess[str]:
     """Run nix (or ``nix-store``), capture output; ``NixError`` with the command and stderr tail on failure."""
     argv = nix_argv(*args) if program == "nix" else [_sibling(program), *args]
-    done = subprocess.run(argv, cwd=cwd, env=nix_env(), capture_output=True, text=True, check=False)
+    done = _children.run(argv, cwd=cwd, env=nix_env())
     if done.returncode != 0:
         raise NixError(
-            f"`{' '.join(argv)}` failed (exit {done.returncode}):\n{_tail(clean_stderr(done.stderr), 40)}",
+            f"`{shlex.join(argv)}` failed (exit {done.returncode}):\n{_tail(explain(clean_stderr(done.stderr)), 40)}",
             hint=hint or "rerun the command above to see the whole output",
         )
     return done
@@ -262,6 +265,38 @@ def clean_stderr(text: str) -> str:
         skip = False
         lines.append(line)
     return "\n".join(lines)
+
+
+_FALLBACK = re.compile(r"(?:\(usually happens due to networking issues\))?;? ?try '--fallback' to build derivation from source ?")
+
+
+def explain(text: str) -> str:
+    """Nix's text with advice kernel-builder cannot follow replaced: `build` has no
+    ``--fallback``; a substitute that fails is a damaged or missing NAR in the cache."""
+    return _FALLBACK.sub(
+        " (the binary cache holds a damaged or incomplete copy: rebuild without --cache, or push the "
+        "variant to the cache again with `kernel-builder cache push`) ", text,
+    ).rstrip()
+
+
+def check_builders(builders: str | None, max_jobs: int) -> None:
+    """``--builders @FILE`` names a readable machines file, and ``-j 0`` has builders."""
+    if builders is not None and builders.startswith("@"):
+        path = Path(builders[1:])
+        try:
+            text = read_text(path)
+        except FileNotFoundError:
+            raise ConfigError(f"--builders {builders}: the machines file {path} does not exist",
+                           hint="pass an existing Nix machines file (one `URI SYSTEM SSH-KEY MAX-JOBS` line per builder)") from None
+        except UnreadableFile as exc:
+            raise ConfigError(f"--builders {builders}: the machines file {path} {exc.reason}",
+                           hint="pass a Nix machines file (one `URI SYSTEM SSH-KEY MAX-JOBS` line per builder)") from None
+        if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
+            raise ConfigError(f"--builders {builders}: the machines file {path} lists no machine",
+                           hint="add one `URI SYSTEM SSH-KEY MAX-JOBS` line per builder")
+    if max_jobs == 0 and not (builders or "").strip():
+        raise ConfigError("-j 0 allows no build on this machine, and no --builders were given, so nothing could build",
+                       hint="pass --builders 'ssh://HOST x86_64-linux' (or @MACHINES-FILE), or allow local builds with -j N")
 
 
 def _tail(text: str, n: int) -> str:
@@ -322,7 +357,7 @@ def build(
     keys = list(targets)
     link = ["--out-link", out_link] if out_link else ["--no-link"]
     argv = nix_argv("build", "--json", "--log-format", "internal-json", *options.argv(), *link, *flake_args, *targets.values())
-    proc = subprocess.Popen(argv, cwd=cwd, env=options.env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = _children.popen(argv, cwd=cwd, env=options.env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ids: dict[str, str] = {}
     logs: dict[str, list[str]] = {}
     failed: list[str] = []
@@ -362,6 +397,7 @@ def build(
                 logs[drv].append(event.text)
                 event = BuildEvent("log", drv=drv, text=event.text)
             elif event.kind == "error":
+                event = attrs.evolve(event, text=explain(event.text))
                 errors.append(event.text)
                 match = _FAILED.search(event.text)
                 if match:
@@ -373,9 +409,12 @@ def build(
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
     assert proc.stdout is not None
-    stdout = proc.stdout.read()
-    proc.wait()
-    reader.join()
+    with _children.forwarding(proc) as received:  # SIGINT/SIGTERM stop nix too, and we wait for it
+        stdout = proc.stdout.read()
+        proc.wait()
+        reader.join()
+    if received:
+        raise _children.Interrupted(received[0], argv)
     failed_keys = sorted({key for key in (target_of(drv, keys) for drv in failed) if key is not None})
     outputs = _outputs(stdout, keys) if proc.returncode == 0 else {}
     survivors = {key: targets[key] for key in keys if key not in failed_keys}
@@ -439,7 +478,7 @@ def derivation_outputs(drvs: Sequence[str]) -> list[str]:
 def copy_to_cache(url: str, paths: Sequence[str], secret_key: Path) -> subprocess.CompletedProcess[str]:
     """``nix copy`` the paths (with their closures) to a binary cache, signing each with the key."""
     sep = "&" if "?" in url else "?"
-    target = f"{url}{sep}secret-key={secret_key}"
+    target = f"{url}{sep}secret-key={quote(str(secret_key), safe='/')}"  # Nix percent-decodes query values
     if url.startswith("file://") and "compression=" not in url:
         target += "&compression=zstd"
     return run_nix(
@@ -468,7 +507,7 @@ def untrusted_paths(url: str, paths: Sequence[str], trusted_keys: Sequence[str])
         return []
     argv = nix_argv("store", "verify", "--no-contents", "--store", url,
                     "--option", "trusted-public-keys", " ".join(trusted_keys), *paths)
-    done = subprocess.run(argv, env=nix_env(), capture_output=True, text=True, check=False)
+    done = _children.run(argv, env=nix_env())
     return sorted(set(re.findall(r"path '(/nix/store/[^']+)' is untrusted", _ANSI.sub("", done.stderr))))
 
 

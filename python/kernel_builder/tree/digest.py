@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from kernel_builder._files import is_temporary
 from kernel_builder.errors import CheckError
 
 __all__ = [
@@ -141,7 +142,7 @@ def _walk(
                             )
                         yield from _walk(Path(entry.path), relpath + "/", follow=True, linked=True, above=above)
                     continue
-            if entry.is_file():
+            if entry.is_file() and not is_temporary(entry.name):  # a half-written file is never content
                 yield relpath, Path(entry.path), linked
 
 

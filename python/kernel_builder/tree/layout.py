@@ -19,6 +19,7 @@ one-variant build assembles it there, ``kernel-builder build`` copies a Nix outp
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import shlex
@@ -27,6 +28,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
+from kernel_builder._files import is_temporary, temporary_owner
 from kernel_builder.tree.digest import compute_digest
 from kernel_builder.errors import CheckError
 from kernel_builder.tree.metadata import Metadata, write_digest
@@ -34,17 +36,21 @@ from kernel_builder.tree.metadata import Metadata, write_digest
 __all__ = [
     "NOT_VARIANTS",
     "clean_stale_staging",
+    "clean_stale_temporaries",
     "discover_variants",
     "hash_tree",
     "hash_variants",
     "install_variant",
     "publish",
     "stale_staging",
+    "stale_temporaries",
     "staging_dir",
     "staging_prefix",
     "tree_size",
     "variant_dirs",
 ]
+
+log = logging.getLogger(__name__)
 
 NOT_VARIANTS = frozenset({"benchmarks"})  # sub-directories of build/ that are not variants
 _OWNER = re.compile(r"\.pid(\d+)\.")
@@ -94,6 +100,26 @@ def clean_stale_staging(build_dir: str | os.PathLike[str]) -> list[Path]:
     return removed
 
 
+def stale_temporaries(variant_dir: str | os.PathLike[str]) -> list[Path]:
+    """``write_atomic`` temporary files inside a variant whose writer no longer runs (a build
+    or ``hash`` killed between writing metadata.json and renaming it)."""
+    stale = []
+    for path in sorted(Path(variant_dir).rglob(".*.tmp")):
+        if path.is_file() and is_temporary(path.name):
+            owner = temporary_owner(path.name)
+            if owner is None or not _alive(owner):
+                stale.append(path)
+    return stale
+
+
+def clean_stale_temporaries(variant_dir: str | os.PathLike[str]) -> list[Path]:
+    """Remove the stale temporary files of a variant; returns what was removed."""
+    removed = stale_temporaries(variant_dir)
+    for path in removed:
+        path.unlink(missing_ok=True)
+    return removed
+
+
 def _stale_note(stale: list[Path]) -> str:
     paths = " ".join(shlex.quote(str(p)) for p in stale)
     return (
@@ -112,6 +138,15 @@ def _tree_problems(build_dir: Path) -> list[str]:
             continue
         if not (entry / "metadata.json").exists():
             problems.append(f"{entry.name}/ has no metadata.json, so it is not a built variant; rebuild it or remove the directory")
+            continue
+        temporaries = stale_temporaries(entry)
+        if temporaries:
+            paths = " ".join(shlex.quote(str(p)) for p in temporaries)
+            problems.append(
+                f"{entry.name}/ holds {len(temporaries)} temporary file(s) left by an interrupted write: "
+                f"{', '.join(str(p.relative_to(entry)) for p in temporaries)}; remove with `rm {paths}` "
+                "(`kernel-builder hash` or a rebuild also removes them)"
+            )
     return problems
 
 
@@ -213,6 +248,11 @@ def hash_variants(variants: Sequence[Path]) -> None:
 def hash_tree(build_dir: str | os.PathLike[str]) -> list[Path]:
     """``hash_variants`` over every variant of a tree (``DIR/result``, ``DIR/build`` or ``DIR``,
     found like every tree command does); returns the variant directories."""
+    base = Path(build_dir)
+    for candidate in (base / "result", base / "build", base):
+        for variant in variant_dirs(candidate):
+            for path in clean_stale_temporaries(variant):
+                log.info(f"removed {path}, left by an interrupted write")
     _, variants = discover_variants(build_dir)
     hash_variants(variants)
     return variants

@@ -8,10 +8,10 @@ Debian seed out of its .deb the same way.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
+from kernel_builder import _children
 from kernel_builder.errors import ConfigError
 
 __all__ = ["extract_seed", "nar_sha256", "pip_platform_args", "run_tool", "seed_nar_hash"]
@@ -31,7 +31,7 @@ def run_tool(argv: list[str], what: str, *, cwd: Path | None = None, hint: str |
     """Run one of the ordinary clients (apt, pip, dpkg-deb, nix-hash); its stdout, or a
     ``ConfigError`` with the command and the end of its stderr."""
     try:
-        done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+        done = _children.run(argv, cwd=cwd)  # own process group: SIGINT/SIGTERM stop it and are waited for
     except OSError as exc:
         raise ConfigError(f"cannot run {argv[0]}: {exc.strerror}", hint=f"{what} needs {argv[0]} on PATH") from None
     if done.returncode != 0:

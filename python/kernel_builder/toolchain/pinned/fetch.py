@@ -11,23 +11,28 @@ directory keeps concurrent runs from racing.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import logging
 import os
-import tempfile
+import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import attrs
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from kernel_builder.errors import ConfigError, NixError
 from kernel_builder.flake.nix import invalid_paths, run_nix
 from kernel_builder.toolchain.pinned.clients import extract_seed, nar_sha256, pip_platform_args, run_tool
 from kernel_builder.toolchain.pinned.lockfile import Artifact, Seed, ToolchainLock
-from kernel_builder.toolchain.state import state_dir
+from kernel_builder.toolchain.pinned.roots import register_roots
+from kernel_builder.toolchain.state import clean_stale_scratch, scratch_dir, state_dir
 
 __all__ = ["FetchReport", "download_debs", "fetch", "sha256_file"]
+
+log = logging.getLogger(__name__)
 
 
 @attrs.frozen
@@ -126,9 +131,12 @@ def fetch(
     started = time.monotonic()
     artifacts = lock.artifacts_for(build_sets)
     seed = lock.seed
-    lock_file = (state or state_dir()) / "locks" / "toolchain-fetch.lock"
+    state = state or state_dir()
+    lock_file = state / "locks" / "toolchain-fetch.lock"
     lock_file.parent.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(lock_file)):
+    with _held(FileLock(str(lock_file))):
+        for stale in clean_stale_scratch("fetch", state):
+            log.info(f"removed {stale}, left by a toolchain fetch that was killed")
         wanted = [a.store_path for a in artifacts] + ([seed.store_path] if seed else [])
         missing = set(invalid_paths(wanted))
         todo = [a for a in artifacts if a.store_path in missing]
@@ -143,8 +151,8 @@ def fetch(
 
         if on_progress is not None:
             on_progress("", 0, total)
-        with tempfile.TemporaryDirectory(prefix="kb-fetch-") as tmp:
-            work = Path(tmp)
+        work = scratch_dir("fetch", state)
+        try:
             python = lock.requests.get("python", {}).get("version", "3.11")
             debs = download_debs([a for a in todo if a.kind == "deb"], work / "debs")
             wheels = _download_wheels([a for a in todo if a.kind == "wheel"], work / "wheels", python)
@@ -157,9 +165,35 @@ def fetch(
             if seed is not None and seed.store_path in missing:
                 _add_seed(seed, lock, work)
                 tick(seed.name)
+        finally:
+            _remove(work)
+        register_roots(lock.path, wanted, state=state)
     added = tuple(sorted(missing))
     present = tuple(sorted(set(wanted) - missing))
     return FetchReport(added, present, time.monotonic() - started)
+
+
+@contextlib.contextmanager
+def _held(lock: FileLock) -> Iterator[None]:
+    """Hold the fetch lock; say so when another fetch (or build) holds it, instead of
+    waiting silently."""
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        log.warning(f"waiting for another `kernel-builder toolchain fetch` to finish (it holds {lock.lock_file})")
+        lock.acquire()
+    try:
+        yield
+    finally:
+        lock.release()
+
+
+def _remove(work: Path) -> None:
+    """The scratch directory, made writable first (the seed directory is read-only)."""
+    for path in (work, *work.rglob("*")):
+        if path.is_dir() and not path.is_symlink():
+            path.chmod(0o755)
+    shutil.rmtree(work, ignore_errors=True)
 
 
 def _add_seed(seed: Seed, lock: ToolchainLock, work: Path) -> None:

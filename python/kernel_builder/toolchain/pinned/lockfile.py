@@ -26,6 +26,7 @@ from urllib.parse import unquote
 
 import attrs
 
+from kernel_builder import _files
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.pinned.lockrequests import ENV_VAR, lock_path
 
@@ -122,6 +123,8 @@ class ToolchainLock:
             wanted = [g for g in self.groups if not g.startswith("env:")] + ["env:installer", "env:driver"]
         for key in chosen:
             env = f"env:{self.environment_of(key)}"
+            if env not in self.groups:  # requested but never resolved: fetching nothing would pass silently
+                raise _fail(self.path, f"requests.buildSets.{key}: environment {env[4:]!r} has no resolved artifacts (no groups.{env})")
             if env not in wanted:
                 wanted.append(env)
         keys: list[str] = []
@@ -134,43 +137,120 @@ class ToolchainLock:
         return [self.artifacts[k] for k in keys]
 
 
-def _fail(path: Path, message: str) -> ConfigError:
-    return ConfigError(f"{path}: {message}", hint="regenerate it with `kernel-builder toolchain lock`; see docs/nix.md")
+_LOCK_LIMIT = 16 << 20  # the lock is ~60 kB; CUDA environments make it grow, not 300 times
+_FIX = "regenerate it with `kernel-builder toolchain lock` (edit only its `requests`); see docs/nix.md"
+_ARTIFACT_FIELDS = ("kind", "name", "version", "file", "sha256", "url")
+_SEED_FIELDS = (("name", "name"), ("deb", "deb"), ("member", "member"), ("narSha256", "nar_sha256"))
 
 
-def load_lock(path: Path | None = None) -> ToolchainLock:
-    """Read and validate the lock file."""
-    path = path or lock_path()
+def _fail(path: Path, message: str, hint: str = _FIX) -> ConfigError:
+    return ConfigError(f"{path}: {message}", hint=hint)
+
+
+def _kind(value: object) -> str:
+    return {dict: "an object", list: "an array", str: "a string", bool: "a boolean", int: "a number", float: "a number"}.get(
+        type(value), "null" if value is None else type(value).__name__
+    )
+
+
+def _expect(path: Path, where: str, value: object, kind: type, what: str) -> Any:
+    """``value`` when it is a ``kind``, else an error naming the key path and what was found."""
+    if not isinstance(value, kind) or isinstance(value, bool) and kind is not bool:
+        raise _fail(path, f"{where}: expected {what}, got {_kind(value)}")
+    return value
+
+
+def _read(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError(f"cannot read the toolchain lock {path}: {exc.strerror}", hint="set $KERNEL_BUILDER_TOOLCHAIN_LOCK or reinstall kernel-builder") from None
-    except ValueError as exc:
-        raise _fail(path, f"not valid JSON: {exc}") from None
-    if not isinstance(data, dict) or data.get("schema") != SCHEMA:
-        raise _fail(path, f"expected an object with schema {SCHEMA}")
+        text = _files.read_text(path, limit=_LOCK_LIMIT)
+    except FileNotFoundError:
+        raise ConfigError(f"the toolchain lock {path} does not exist", hint="set $KERNEL_BUILDER_TOOLCHAIN_LOCK or reinstall kernel-builder") from None
+    except _files.UnreadableFile as exc:
+        where = f"{path}:{exc.line}:{exc.column}" if exc.line else str(path)
+        raise ConfigError(f"the toolchain lock {where} {exc.reason}", hint=_FIX) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}", hint=_FIX) from None
+    except RecursionError:
+        raise _fail(path, "nested too deeply") from None
+    data = _expect(path, "the top level", data, dict, "an object")
+    if data.get("schema") != SCHEMA:
+        raise _fail(
+            path, f"schema: expected {SCHEMA}, got {data.get('schema')!r}",
+            hint=f"this kernel-builder reads schema {SCHEMA}; use the kernel-builder that wrote the lock, or {_FIX}",
+        )
+    return data
+
+
+def _artifacts(path: Path, raw: object) -> dict[str, Artifact]:
     artifacts: dict[str, Artifact] = {}
-    for key, record in (data.get("artifacts") or {}).items():
-        try:
-            artifacts[key] = Artifact(key=key, **{k: str(record[k]) for k in ("kind", "name", "version", "file", "sha256", "url")})
-        except (KeyError, TypeError) as exc:
-            raise _fail(path, f"artifacts.{key}: missing or bad field {exc}") from None
-        if not re.fullmatch(r"[0-9a-f]{64}", artifacts[key].sha256):
+    for key, record in _expect(path, "artifacts", raw if raw is not None else {}, dict, "an object of artifact records").items():
+        record = _expect(path, f"artifacts.{key}", record, dict, "an object")
+        fields = {}
+        for name in _ARTIFACT_FIELDS:
+            if name not in record:
+                raise _fail(path, f"artifacts.{key}: missing `{name}`")
+            fields[name] = _expect(path, f"artifacts.{key}.{name}", record[name], str, "a string")
+        if fields["kind"] not in ("deb", "wheel"):
+            raise _fail(path, f"artifacts.{key}.kind: expected \"deb\" or \"wheel\", got {fields['kind']!r}")
+        if not re.fullmatch(r"[0-9a-f]{64}", fields["sha256"]):
             raise _fail(path, f"artifacts.{key}.sha256: expected 64 hex digits")
         if store_name(key) != key:
             raise _fail(path, f"artifacts.{key}: not a valid store name")
-    groups = {name: tuple(keys) for name, keys in (data.get("groups") or {}).items()}
-    for name, keys in groups.items():
-        for key in keys:
+        artifacts[key] = Artifact(key=key, **fields)
+    return artifacts
+
+
+def _groups(path: Path, raw: object, artifacts: dict[str, Artifact]) -> dict[str, tuple[str, ...]]:
+    groups: dict[str, tuple[str, ...]] = {}
+    for name, keys in _expect(path, "groups", raw if raw is not None else {}, dict, "an object of artifact-key arrays").items():
+        keys = _expect(path, f"groups.{name}", keys, list, "an array of artifact keys")
+        for i, key in enumerate(keys):
+            _expect(path, f"groups.{name}[{i}]", key, str, "an artifact key")
             if key not in artifacts:
-                raise _fail(path, f"groups.{name}: unknown artifact {key!r}")
-    seed = None
-    if data.get("seed"):
-        raw = data["seed"]
-        seed = Seed(name=raw["name"], deb=raw["deb"], member=raw["member"], nar_sha256=raw["narSha256"])
-        if seed.deb not in artifacts:
-            raise _fail(path, f"seed.deb: unknown artifact {seed.deb!r}")
-    return ToolchainLock(path, data.get("requests") or {}, artifacts, groups, seed, data.get("system", "x86_64-linux"))
+                raise _fail(path, f"groups.{name}[{i}]: unknown artifact {key!r}")
+        groups[name] = tuple(keys)
+    return groups
+
+
+def _seed(path: Path, raw: object, artifacts: dict[str, Artifact]) -> Seed | None:
+    if not raw:
+        return None
+    raw = _expect(path, "seed", raw, dict, "an object {name, deb, member, narSha256}")
+    fields = {}
+    for key, attr in _SEED_FIELDS:
+        if key not in raw:
+            raise _fail(path, f"seed: missing `{key}`")
+        fields[attr] = _expect(path, f"seed.{key}", raw[key], str, "a string")
+    if fields["deb"] not in artifacts:
+        raise _fail(path, f"seed.deb: unknown artifact {fields['deb']!r}")
+    return Seed(**fields)
+
+
+def _requests(path: Path, raw: object, groups: dict[str, tuple[str, ...]]) -> dict[str, Any]:
+    requests = _expect(path, "requests", raw if raw is not None else {}, dict, "an object")
+    build_sets = _expect(path, "requests.buildSets", requests.get("buildSets", {}), dict, "an object {build set: environment}")
+    python = _expect(path, "requests.python", requests.get("python", {}), dict, "an object")
+    environments = _expect(path, "requests.python.environments", python.get("environments", {}), dict, "an object {environment: requirements}")
+    for key, env in build_sets.items():
+        _expect(path, f"requests.buildSets.{key}", env, str, "an environment name")
+        if env not in environments:
+            raise _fail(path, f"requests.buildSets.{key}: unknown environment {env!r} "
+                        f"(requests.python.environments has {', '.join(sorted(environments)) or 'none'})")
+    return requests
+
+
+def load_lock(path: Path | None = None) -> ToolchainLock:
+    """Read and validate the lock file: every error names the file, the key path and the fix."""
+    path = path or lock_path()
+    data = _read(path)
+    system = _expect(path, "system", data.get("system", "x86_64-linux"), str, "a Nix system such as x86_64-linux")
+    artifacts = _artifacts(path, data.get("artifacts"))
+    groups = _groups(path, data.get("groups"), artifacts)
+    seed = _seed(path, data.get("seed"), artifacts)
+    requests = _requests(path, data.get("requests"), groups)
+    return ToolchainLock(path, requests, artifacts, groups, seed, system)
 
 
 def store_name(file_name: str) -> str:

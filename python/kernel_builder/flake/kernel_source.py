@@ -1,0 +1,125 @@
+"""The kernel flake Nix sees: a copy of exactly the files a build reads.
+
+A ``path:`` flake copies its whole directory into the world-readable store, and a git flake
+copies every tracked file: an old ``build/``, a ``keys/team-1.sec`` signing key or notes
+would enter the store (and any store or cache that copies the source). So
+``kernel-builder build`` never hands Nix the kernel directory: it hands it a copy, in the
+state directory, of build.toml, the flake files, the files build.toml names (``src``,
+``include`` directories, the Python package's ``pyext`` files) and the bundle's extras
+(``CARD.md``, ``benchmarks/``). The same rule filters each backend's source in Nix
+(``nix/lib/pure/inputs.nix``). A secret key among them is refused by name: nothing secret
+enters the store.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from kernel_builder.config.loading import read_file
+from kernel_builder.config.model import Build
+from kernel_builder.errors import ConfigError
+
+__all__ = ["is_secret_key", "kernel_files", "prepare_kernel_source"]
+
+_KEEP = 24  # kernel source copies kept in the state directory
+_FLAKE_FILES = ("flake.nix", "flake.lock", "CARD.md")
+_EXTRA_DIRS = ("benchmarks",)
+_SKIP_DIRS = ("__pycache__", ".git")
+_NIX_SECRET = re.compile(rb"^[A-Za-z0-9._+-]+:([A-Za-z0-9+/]{86}==)\s*$")
+_PEM_SECRET = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+
+
+def is_secret_key(path: Path) -> bool:
+    """Whether ``path`` is a signing key: named ``*.sec``, a Nix secret key (``name:`` and 64
+    base64 bytes) or a PEM private key. Only the first 4 kB are read."""
+    if path.name.endswith(".sec"):
+        return True
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    match = _NIX_SECRET.match(head)
+    if match and len(base64.b64decode(match.group(1))) == 64:
+        return True
+    return bool(_PEM_SECRET.search(head))
+
+
+def _walk(root: Path, rel: str, keep: tuple[str, ...] | None) -> Iterator[str]:
+    """Files under ``root/rel`` (``keep``: only these extensions); symlinks are followed."""
+    for dirpath, dirnames, filenames in os.walk(root / rel, followlinks=True):
+        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
+        for name in sorted(filenames):
+            if keep is None or name.rsplit(".", 1)[-1] in keep:
+                yield os.path.relpath(os.path.join(dirpath, name), root)
+
+
+def kernel_files(kernel_dir: Path, build: Build | None) -> list[str]:
+    """The kernel files a Nix build reads, relative to ``kernel_dir``, sorted (just build.toml
+    and the flake files when build.toml does not parse: Nix then reports the error)."""
+    found: set[str] = {name for name in ("build.toml", *_FLAKE_FILES) if (kernel_dir / name).is_file()}
+    for extra in _EXTRA_DIRS:
+        if (kernel_dir / extra).is_dir():
+            found.update(_walk(kernel_dir, extra, None))
+    if build is not None:
+        for rel in build.input_paths():
+            path = kernel_dir / rel
+            if path.is_file():
+                found.add(rel)
+            elif path.is_dir():
+                found.update(_walk(kernel_dir, rel, tuple(build.pyext) if rel == build.ext_dir else None))
+    return sorted(os.path.normpath(rel) for rel in found)
+
+
+def _refuse_secrets(kernel_dir: Path, files: list[str]) -> None:
+    secrets = [rel for rel in files if is_secret_key(kernel_dir / rel)]
+    if secrets:
+        raise ConfigError(
+            f"{kernel_dir / 'build.toml'}: the build would copy {', '.join(secrets)} into the Nix store, "
+            "which every user of the machine can read, but it is a secret key",
+            hint="keep signing keys outside the kernel directory (for example ~/.config/kernel-builder/keys/) "
+            "and do not name them in src, include or the Python package",
+        )
+
+
+def prepare_kernel_source(kernel_dir: Path, state: Path) -> Path:
+    """Copy the files a build reads into ``state/kernel-sources/<digest>`` (reused when the
+    content is the same) and return that directory; refuses secret keys."""
+    try:
+        build = read_file(kernel_dir).build
+    except ConfigError:
+        build = None
+    files = kernel_files(kernel_dir, build)
+    _refuse_secrets(kernel_dir, files)
+    digest = hashlib.sha256()
+    for rel in files:
+        digest.update(rel.encode() + b"\0" + hashlib.sha256((kernel_dir / rel).read_bytes()).digest())
+    base = state / "kernel-sources"
+    target = base / digest.hexdigest()[:20]
+    if target.is_dir():
+        os.utime(target)
+        return target
+    tmp = base / f".{target.name}.pid{os.getpid()}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    for rel in files:
+        dest = tmp / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(kernel_dir / rel, dest)
+    try:
+        os.rename(tmp, target)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)  # another process won the race: same content
+    _prune(base)
+    return target
+
+
+def _prune(base: Path) -> None:
+    entries = sorted((p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")), key=lambda p: p.stat().st_mtime)
+    for old in entries[:-_KEEP]:
+        shutil.rmtree(old, ignore_errors=True)
