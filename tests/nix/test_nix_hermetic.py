@@ -281,6 +281,20 @@ def test_pthread_and_dlsym_bind_to_glibc_2_2_5_in_the_sandbox(tmp_path: Path, fe
 
 
 @pytest.mark.timeout(900)
+def test_stable_abi_variant_is_manylinux_clean_with_the_pinned_toolchain(tmp_path: Path, fetched: None) -> None:
+    """The stable-ABI headers call dlsym in every object: against bookworm's glibc that was
+    dlsym@GLIBC_2.34, an error for every pinned stable-ABI build; now it is GLIBC_2.2.5."""
+    kernel = hermetic_copy("relu-stable-abi", tmp_path / "relu-stable-abi", git=False)
+    name = "torch-stable-abi211-cpu-x86_64-linux"
+    done = plain_nix("build", "--no-link", "--json", "-L", f".#redistributable.{name}", cwd=kernel, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    module = next((Path(json.loads(done.stdout)[0]["outputs"]["out"]) / name).glob("*.abi3.so"))
+    symbols = subprocess.run(["readelf", "--dyn-syms", "-W", str(module)], capture_output=True, text=True, check=True).stdout
+    assert "UND dlsym@GLIBC_2.2.5" in symbols
+    assert list(kernel_abi_check.ObjectFile(str(module)).check_manylinux("manylinux_2_28")) == []
+
+
+@pytest.mark.timeout(900)
 def test_symbol_missing_from_glibc_2_28_is_a_link_error_naming_symbol_and_object(tmp_path: Path, fetched: None) -> None:
     kernel = hermetic_copy("relu", tmp_path / "relu", git=False)
     source = kernel / "relu_cpu" / "relu_cpu.cpp"
