@@ -6,6 +6,8 @@
 # From those, with the seed busybox as the first builder:
 #   runtime  flat runtime libraries + bash, patchelf and the busybox applets
 #   cc       gcc 12 + binutils + sysroot in one tree, wrappers that pass --sysroot
+#   ccLink   cc's wrappers again, linking shared objects against glibc 2.28 link stubs
+#            (manylinux_2_28 symbol versions; see docs/nix.md)
 #   python   CPython 3.11 from Debian, patched to run from the store
 #   env-*    a venv over that Python with one environment's wheels (pip, offline)
 # The variant derivation then runs under bash from `runtime` with only these on PATH, so
@@ -13,7 +15,7 @@
 { recorded ? null, system }:
 let
   parts = import ./pinned/parts.nix { inherit system; };
-  inherit (parts) lock pinnedSets runtime cc python driver envs cudas seed;
+  inherit (parts) lock pinnedSets runtime cc ccLink python driver envs cudas seed;
 
   missing = import ./unavailable.nix;
 in
@@ -42,18 +44,18 @@ else
     driverPython = "${driver}/bin/python";
     toolchainPython = "${env}/bin/python";
     env = {
-      PATH = builtins.concatStringsSep ":" ([ "${cc}/bin" "${env}/bin" ]
+      PATH = builtins.concatStringsSep ":" ([ "${ccLink}/bin" "${env}/bin" ]
         ++ (if cudaHome != null then [ "${cudaHome}/bin" ] else [ ]) ++ [ "${runtime}/bin" ]);
-      CC = "${cc}/bin/gcc";
-      CXX = "${cc}/bin/g++";
+      CC = "${ccLink}/bin/gcc";
+      CXX = "${ccLink}/bin/g++";
       KERNEL_BUILDER_PREFIX_MAPS = prefixMaps;
       KERNEL_BUILDER_STRICT_MANYLINUX = "1";
       sandboxShell = "${runtime}/bin/bash";
     } // (if cudaHome != null then {
       CUDA_HOME = cudaHome;
       CUDAToolkit_ROOT = cudaHome;
-      CUDAHOSTCXX = "${cc}/bin/g++";
+      CUDAHOSTCXX = "${ccLink}/bin/g++";
     } else { });
     identity = { toolchainProvider = "pinned"; toolchainEnv = envName; };
-    parts = { inherit runtime cc python driver env seed; cuda = cudaHome; };
+    parts = { inherit runtime cc ccLink python driver env seed; cuda = cudaHome; };
   }

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import kernel_abi_check
 import pytest
 
 from kernel_builder.flake import nix
@@ -255,17 +256,55 @@ def test_upload_publishes_the_bundle_card_for_the_repo_it_uploads_to(tmp_path: P
 
 
 @pytest.mark.timeout(900)
-def test_newer_glibc_symbol_fails_the_build_naming_symbol_and_object(tmp_path: Path, fetched: None) -> None:
+def test_pthread_and_dlsym_bind_to_glibc_2_2_5_in_the_sandbox(tmp_path: Path, fetched: None) -> None:
+    """Linked against glibc 2.28's symbol versions (the pinned link stubs), not bookworm's
+    2.36: pthread_create and dlsym bind to GLIBC_2.2.5 (2.36 would give GLIBC_2.34), and
+    kernel-abi-check finds nothing newer than manylinux_2_28; the module still loads."""
     kernel = hermetic_copy("relu", tmp_path / "relu", git=False)
     source = kernel / "relu_cpu" / "relu_cpu.cpp"
-    # pthread_create moved into libc in glibc 2.34: a direct call needs pthread_create@GLIBC_2.34
-    source.write_text("#include <pthread.h>\n" + source.read_text() + (
+    source.write_text("#include <dlfcn.h>\n#include <pthread.h>\n" + source.read_text() + (
         "\nstatic void* kb_run(void*) { return nullptr; }\n"
-        "void kb_spawn() { pthread_t t; pthread_create(&t, nullptr, kb_run, nullptr); pthread_join(t, nullptr); }\n"))
+        "int kb_spawn() { pthread_t t; pthread_create(&t, nullptr, kb_run, nullptr); pthread_join(t, nullptr);\n"
+        "  return dlsym(RTLD_DEFAULT, \"malloc\") != nullptr; }\n"))
+    done = plain_nix("build", "--no-link", "--json", "-L", f".#redistributable.{CPU213}", cwd=kernel, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    variant = Path(json.loads(done.stdout)[0]["outputs"]["out"]) / CPU213
+    module = next(variant.glob("*.abi3.so"))
+    symbols = subprocess.run(["readelf", "--dyn-syms", "-W", str(module)], capture_output=True, text=True, check=True).stdout
+    bound = dict(re.findall(r"UND (\w+)@(GLIBC_[\d.]+)", symbols))
+    assert bound["pthread_create"] == bound["dlsym"] == "GLIBC_2.2.5"
+    newest = max(tuple(int(p) for p in v[len("GLIBC_"):].split(".")) for v in bound.values())
+    assert newest <= (2, 28), bound
+    assert list(kernel_abi_check.ObjectFile(str(module)).check_manylinux("manylinux_2_28")) == []
+    loaded = json.loads(run_with_kernels(PYTHON, LOAD_RELU.format(path=str(variant))).splitlines()[-1])
+    assert loaded["module"] == json.loads((variant / "metadata.json").read_text())["id"]
+
+
+@pytest.mark.timeout(900)
+def test_stable_abi_variant_is_manylinux_clean_with_the_pinned_toolchain(tmp_path: Path, fetched: None) -> None:
+    """The stable-ABI headers call dlsym in every object: against bookworm's glibc that was
+    dlsym@GLIBC_2.34, an error for every pinned stable-ABI build; now it is GLIBC_2.2.5."""
+    kernel = hermetic_copy("relu-stable-abi", tmp_path / "relu-stable-abi", git=False)
+    name = "torch-stable-abi211-cpu-x86_64-linux"
+    done = plain_nix("build", "--no-link", "--json", "-L", f".#redistributable.{name}", cwd=kernel, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    module = next((Path(json.loads(done.stdout)[0]["outputs"]["out"]) / name).glob("*.abi3.so"))
+    symbols = subprocess.run(["readelf", "--dyn-syms", "-W", str(module)], capture_output=True, text=True, check=True).stdout
+    assert "UND dlsym@GLIBC_2.2.5" in symbols
+    assert list(kernel_abi_check.ObjectFile(str(module)).check_manylinux("manylinux_2_28")) == []
+
+
+@pytest.mark.timeout(900)
+def test_symbol_missing_from_glibc_2_28_is_a_link_error_naming_symbol_and_object(tmp_path: Path, fetched: None) -> None:
+    kernel = hermetic_copy("relu", tmp_path / "relu", git=False)
+    source = kernel / "relu_cpu" / "relu_cpu.cpp"
+    # With bookworm's headers stat() is a call to stat, which glibc exports since 2.33 only.
+    source.write_text("#include <sys/stat.h>\n" + source.read_text() + (
+        "\nint kb_size(const char* path) { struct stat s; return stat(path, &s) == 0 ? int(s.st_size) : -1; }\n"))
     done = plain_nix("build", "--no-link", "-L", f".#redistributable.{CPU213}", cwd=kernel, check=False)
     assert done.returncode != 0
-    assert "manylinux_2_28" in done.stderr and "pthread_create@GLIBC_2.34" in done.stderr
-    assert "relu_cpu.cpp.o" in done.stderr
+    assert "undefined reference to 'stat': glibc 2.28 does not export it (added in GLIBC_2.33)" in done.stderr
+    assert "used by relu_cpu.cpp.o" in done.stderr
 
 
 @pytest.mark.timeout(600)

@@ -1,7 +1,7 @@
 # The pinned toolchain's derivations, built from nix/toolchain-lock.json (see pinned.nix
 # for the picture). Shared by the provider and the kernel-builder CLI package.
 #
-# Type: { system } -> { lock; seed; runtime; cc; python; driver; cli; envs; cudas }
+# Type: { system } -> { lock; seed; runtime; cc; ccLink; python; driver; cli; envs; cudas }
 { system }:
 let
   # The schema this library reads; another one (a lock from a newer or older kernel-builder,
@@ -68,6 +68,18 @@ let
     runtimeDebs = group "runtime";
   };
   python = mkBuilt "kb-python3.11" ./python-builder.sh { debs = group "python"; };
+
+  # cc for manylinux_2_28: shared objects link against glibc 2.28's symbol versions (stubs
+  # generated from the ziglang wheel's symbol lists), programs against the sysroot's glibc.
+  # Link-time only: nothing built here loads the stubs. See docs/nix.md.
+  glibcVersion = "2.28";
+  ccLink = mkBuilt "kb-cc-gcc12-glibc${glibcVersion}" ./glibc-stubs-builder.sh {
+    inherit cc python glibcVersion;
+    ziglang = builtins.head (group "env:glibc-stubs");
+    generator = ./glibc-stubs.py;
+    wrapper = ./glibc-link-wrapper.sh;
+    checkScript = ./check-glibc-link.sh;
+  };
   pip = builtins.head (group "env:installer");
   mkEnv = name: mkBuilt "kb-env-${name}" ./env-builder.sh {
     inherit python pip;
@@ -89,5 +101,5 @@ let
 
 in
 {
-  inherit lock pinnedSets seed runtime cc python driver cli envs cudas;
+  inherit lock pinnedSets seed runtime cc ccLink python driver cli envs cudas;
 }

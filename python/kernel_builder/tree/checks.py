@@ -7,8 +7,8 @@ The build runs them on every variant before publishing it; ``kernel-builder chec
 The manylinux_2_28 check is a warning by default, because the host toolchain links against
 this machine's glibc (2.36 here: ``__libc_single_threaded@GLIBC_2.32``), which
 manylinux_2_28 does not allow. ``strict_manylinux=True`` makes it an error: the pinned
-(hermetic) toolchain sets it, since its sysroot leaves that symbol out and only real uses
-of newer glibc remain.
+(hermetic) toolchain sets it, since it links modules against glibc 2.28's symbol versions
+(docs/nix.md) and only real uses of newer symbols (libstdc++'s, mostly) remain.
 """
 
 from __future__ import annotations

@@ -44,6 +44,9 @@ __all__ = [
 ]
 
 SCHEMA = 1
+# Environments every pinned build set needs besides its own: pip itself, the driver's, and
+# the ziglang wheel whose glibc symbol lists make the glibc 2.28 link stubs (not installed).
+COMMON_ENVIRONMENTS = ("installer", "driver", "glibc-stubs")
 STORE_DIR = "/nix/store"
 _STORE_NAME_BAD = re.compile(r"[^A-Za-z0-9+\-._?=]")
 
@@ -112,7 +115,7 @@ class ToolchainLock:
         """Every artifact the given build sets need (all pinned sets when ``None``), in lock order.
 
         Each build set needs the common groups (seed, runtime, compiler, sysroot, python,
-        tools, the installer and driver environments) plus its own Python environment;
+        tools, the ``COMMON_ENVIRONMENTS``) plus its own Python environment;
         ``None`` means every group of the lock.
         """
         if build_sets is None:  # everything, the CLI package's environment included
@@ -120,7 +123,7 @@ class ToolchainLock:
             chosen: list[str] = []
         else:
             chosen = build_sets
-            wanted = [g for g in self.groups if not g.startswith("env:")] + ["env:installer", "env:driver"]
+            wanted = [g for g in self.groups if not g.startswith("env:")] + [f"env:{e}" for e in COMMON_ENVIRONMENTS]
         for key in chosen:
             env = f"env:{self.environment_of(key)}"
             if env not in self.groups:  # requested but never resolved: fetching nothing would pass silently
