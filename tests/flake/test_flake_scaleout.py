@@ -108,10 +108,13 @@ class TestCacheRules:
                  "file:///two": {"/nix/store/b": ["t-1"]}}
         untrusted = {"file:///one": ["/nix/store/b", "/nix/store/c"], "file:///two": []}
         check = check_cache(found, untrusted, outputs)
-        assert check == CacheCheck({"a": "file:///one", "b": "file:///two"}, {"c": ("file:///one", ())})
-        message = str(refusal(CacheCheck({}, {"b": ("file:///one", ("o-1",)), "c": ("file:///one", ())}), ["t-1:x"]))
-        assert "trusted keys: t-1" in message and "b: file:///one has it signed by o-1" in message
+        assert check == CacheCheck({"a": "file:///one", "b": "file:///two"}, {"c": ("file:///one", (), "/nix/store/c")})
+        refused = {"b": ("file:///one", ("o-1",), "/nix/store/b"), "c": ("file:///one", (), "/nix/store/c"),
+                   "d": ("https://x", ("t-1",), "/nix/store/d")}
+        message = str(refusal(CacheCheck({}, refused), ["t-1:x"]))
+        assert "trusted keys: t-1" in message and "b: file:///one has it signed by o-1, a key you do not trust" in message
         assert "c: file:///one has it unsigned" in message and "--trusted-key" in message
+        assert "d: https://x has a signature named t-1 that does not verify with your t-1 key" in message
 
 
 def test_cache_key_writes_a_pair_and_never_overwrites(tmp_path: Path) -> None:

@@ -80,3 +80,72 @@ def test_fallback_is_not_suggested() -> None:
             "networking issues); try '--fallback' to build derivation from source ")
     explained = nix.explain(text)
     assert "--fallback" not in explained and "kernel-builder cache push" in explained
+
+
+def _input_addressed_path(salt: str) -> str:
+    """A tiny input-addressed store path without references, built by the seed busybox."""
+    from kernel_builder.toolchain.pinned.lockfile import load_lock  # lazy: test-only
+
+    seed = load_lock().seed.store_path
+    expr = (f'derivation {{ name = "kb-cache-entry"; system = "x86_64-linux"; builder = "${{builtins.storePath "{seed}"}}/busybox"; '
+            f'args = ["sh" "-c" "echo entry > $out"]; salt = {json.dumps(salt)}; }}')
+    done = subprocess.run(["nix", "build", "--impure", "--no-link", "--json", "--expr", expr], env=nix.nix_env(),
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)[0]["outputs"]["out"]
+
+
+def test_the_three_cache_refusals_each_name_their_cause(tmp_path: Path) -> None:
+    """A changed NarHash, an impostor key of the trusted key's name, and a key nobody
+    trusts were one message ("without a trusted signature … signed by team-1"); each now
+    says what happened, read from a real signed file:// cache."""
+    from kernel_builder.flake.cache import CacheCheck, make_key_pair, read_public_key, refusal  # lazy: test-only
+
+    team, _ = make_key_pair("team-1", tmp_path / "keys")
+    impostor, _ = make_key_pair("team-1", tmp_path / "impostor")  # the same name, another key
+    stranger, _ = make_key_pair("other-1", tmp_path / "keys")
+    trusted = [read_public_key(str(tmp_path / "keys" / "team-1.pub"))]
+    path = _input_addressed_path(str(tmp_path))  # content-addressed paths need no signature at all
+
+    def cache_signed_by(secret: Path, name: str) -> str:
+        directory = tmp_path / name
+        subprocess.run(["nix", "copy", "--to", f"file://{directory}?secret-key={secret}", path], env=nix.nix_env(),
+                       capture_output=True, text=True, check=True)
+        return f"file://{directory}"
+
+    good = cache_signed_by(team, "good")
+    changed = cache_signed_by(team, "changed")
+    narinfo = Path(changed[len("file://"):]) / (Path(path).name.split("-", 1)[0] + ".narinfo")
+    lines = narinfo.read_text().splitlines()
+    narinfo.write_text("\n".join(f"NarHash: sha256:{'1' * 52}" if line.startswith("NarHash:") else line for line in lines) + "\n")
+    forged = cache_signed_by(impostor, "forged")
+    foreign = cache_signed_by(stranger, "foreign")
+
+    refused = {}
+    for url in (good, changed, forged, foreign):
+        found = nix.cache_path_info(url, [path])
+        if nix.untrusted_paths(url, [path], trusted):
+            refused[url] = (url, tuple(found[path]), path)
+    assert good not in refused and set(refused) == {changed, forged, foreign}
+    message = str(refusal(CacheCheck({}, refused), trusted))
+    assert f"{changed} has it signed by team-1, but its NAR does not match the narinfo's NarHash" in message
+    assert f"{forged} has a signature named team-1 that does not verify with your team-1 key" in message
+    assert f"{foreign} has it signed by other-1, a key you do not trust" in message
+
+
+def test_a_narinfo_whose_nar_is_missing_is_named(tmp_path: Path) -> None:
+    """A narinfo without its NAR made Nix quietly rebuild; `build` now warns naming the
+    cache, the path and the missing file (``query_caches`` drops it from what it fetches)."""
+    from kernel_builder.flake.cache import make_key_pair  # lazy: test-only
+    from kernel_builder.flake.narinfo import missing_nar  # lazy: test-only
+
+    secret, _ = make_key_pair("team-1", tmp_path / "keys")
+    path = _input_addressed_path(str(tmp_path))
+    cache = tmp_path / "cache"
+    subprocess.run(["nix", "copy", "--to", f"file://{cache}?secret-key={secret}", path], env=nix.nix_env(),
+                   capture_output=True, text=True, check=True)
+    assert missing_nar(f"file://{cache}", path) is None
+    nars = list((cache / "nar").iterdir())
+    assert len(nars) == 1
+    nars[0].unlink()
+    assert missing_nar(f"file://{cache}", path) == nars[0]
+    assert missing_nar("https://cache.example", path) is None

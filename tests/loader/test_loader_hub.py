@@ -6,6 +6,7 @@ import logging
 import os
 import subprocess
 import sys
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -127,8 +128,14 @@ def test_tampered_cache_refused(hub) -> None:
     path = install_kernel(REPO, version=1, system=CPU)
     target = (path / "_ops.py").resolve()  # the cache blob behind the snapshot symlink
     target.write_text("OPS_ID = 'tampered'\n")
-    with pytest.raises(IntegrityError, match="File hash mismatch for _ops.py"):
+    with pytest.raises(IntegrityError, match="File hash mismatch for _ops.py") as info:
         get_kernel(REPO, version=1, system=CPU)
+    # deleting the variant directory would link the same tampered blob again: the hint
+    # names the repository folder that holds the blobs, and following it works
+    repo_folder = path.parents[3]
+    assert repo_folder.name.startswith("kernels--") and f"rm -rf {repo_folder}" in info.value.hint
+    shutil.rmtree(repo_folder)
+    assert get_kernel(REPO, version=1, system=CPU) is not None
 
 
 def test_tampered_download_refused(hub_server, tmp_path: Path) -> None:

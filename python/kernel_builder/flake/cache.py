@@ -8,6 +8,7 @@ before anything is built, instead of being silently rebuilt.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -17,9 +18,12 @@ import attrs
 
 from kernel_builder import _files
 from kernel_builder.flake import nix
+from kernel_builder.flake.narinfo import missing_nar, refusal_reason
 from kernel_builder.errors import BuildError, ConfigError
 
 __all__ = ["CacheCheck", "cache_url", "check_cache", "key_files", "make_key_pair", "query_caches", "read_public_key", "refusal", "secret_key_name", "cache_settings"]
+
+log = logging.getLogger(__name__)
 
 _KEY_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _PUBLIC_KEY = re.compile(r"([A-Za-z0-9][A-Za-z0-9._-]*):([A-Za-z0-9+/]{43}=)")
@@ -125,7 +129,7 @@ class CacheCheck:
     """What the caches hold for the selected variants, before a build."""
 
     fetchable: dict[str, str]  # variant -> cache URL that has it, trusted
-    refused: dict[str, tuple[str, tuple[str, ...]]]  # variant -> (cache URL, key names it is signed with)
+    refused: dict[str, tuple[str, tuple[str, ...], str]]  # variant -> (cache URL, key names it is signed with, out path)
 
 
 def check_cache(
@@ -138,29 +142,31 @@ def check_cache(
     (``nix.untrusted_paths``), ``outputs`` variant -> out path. A variant one cache serves
     trusted is fetchable even if another holds it untrusted."""
     fetchable: dict[str, str] = {}
-    refused: dict[str, tuple[str, tuple[str, ...]]] = {}
+    refused: dict[str, tuple[str, tuple[str, ...], str]] = {}
     for variant, path in outputs.items():
         for url, paths in found.items():
             if path not in paths:
                 continue
             if path in untrusted.get(url, ()):
-                refused.setdefault(variant, (url, tuple(paths[path])))
+                refused.setdefault(variant, (url, tuple(paths[path]), path))
             else:
                 fetchable.setdefault(variant, url)
     return CacheCheck(fetchable, {v: r for v, r in refused.items() if v not in fetchable})
 
 
 def refusal(check: CacheCheck, trusted_keys: Sequence[str]) -> BuildError:
-    """The error for variants a cache holds without a trusted signature."""
-    names = ", ".join(k.split(":", 1)[0] for k in trusted_keys) or "none"
-    lines = []
-    for variant, (url, signers) in sorted(check.refused.items()):
-        signed = f"signed by {', '.join(signers)}" if signers else "unsigned"
-        lines.append(f"  {variant}: {url} has it {signed}")
+    """The error for variants a cache holds without a trusted signature, each with its cause
+    (unsigned, an untrusted key, an entry changed after signing, a signature that does not
+    verify: see ``narinfo.refusal_reason``)."""
+    trusted = [k.split(":", 1)[0] for k in trusted_keys]
+    lines = [f"  {variant}: {url} {refusal_reason(url, path, signers, trusted)}"
+             for variant, (url, signers, path) in sorted(check.refused.items())]
     return BuildError(
-        f"refusing cached variant(s) without a trusted signature (trusted keys: {names}):\n" + "\n".join(lines),
-        hint="pass the cache's public key with --trusted-key NAME.pub, or push again with the right "
-        "`kernel-builder cache push --secret-key`; never trust a key you did not get from the cache's owner",
+        f"refusing cached variant(s) without a trusted signature (trusted keys: {', '.join(trusted) or 'none'}):\n"
+        + "\n".join(lines),
+        hint="a key you do not trust: pass the cache's public key with --trusted-key NAME.pub if you got it from "
+        "the cache's owner; a changed or unsigned entry: push it again with `kernel-builder cache push --secret-key`; "
+        "a signature that does not verify: do not use that cache entry",
     )
 
 
@@ -187,6 +193,12 @@ def query_caches(
     found = {url: nix.cache_path_info(url, sorted(outputs.values())) for url in urls}
     untrusted = {url: nix.untrusted_paths(url, sorted(paths), keys) for url, paths in found.items()}
     check = check_cache(found, untrusted, outputs)
+    for variant, url in list(check.fetchable.items()):
+        nar = missing_nar(url, outputs[variant])
+        if nar is not None:
+            log.warning(f"{url} lists {outputs[variant]} ({variant}) but its NAR {nar} is missing: building it instead; "
+                        "push the variant again with `kernel-builder cache push`")
+            del check.fetchable[variant]
     left = [d for d in drvs.values() if d.get("env", {}).get("variant") not in check.fetchable]
     inputs = sorted({i for d in left for i in d.get("inputDrvs", {})})
     missing = set(nix.invalid_paths(nix.derivation_outputs(inputs)))

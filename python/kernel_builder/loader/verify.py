@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shlex
 import warnings
 from pathlib import Path
 
@@ -84,6 +85,17 @@ def _write_stamp(variant_dir: Path, digest: Digest, stats: dict[str, list[int]] 
         pass  # a read-only cache only costs a re-hash next time
 
 
+def _redo_hint(variant_dir: Path) -> str:
+    """How to get good files again. A Hub download (``<repo>/snapshots/<commit>/build/<variant>``)
+    is links to shared blobs: deleting the variant directory would only link the same
+    tampered blobs again, so the whole repository folder has to go."""
+    parents = variant_dir.absolute().parents
+    if len(parents) > 3 and parents[1].name != "snapshots" and parents[2].name == "snapshots" \
+            and parents[3].name.startswith(("kernels--", "models--")):
+        return f"remove the downloaded repository (`rm -rf {shlex.quote(str(parents[3]))}`) and load it again"
+    return f"rebuild {variant_dir.name} (or copy it again)"
+
+
 def verify_variant(variant_dir: Path, metadata: Metadata, *, verify_digest: bool | None = None) -> None:
     """Raise ``IntegrityError`` listing every file that does not match the digest."""
     if skip_requested(verify_digest):
@@ -110,7 +122,7 @@ def verify_variant(variant_dir: Path, metadata: Metadata, *, verify_digest: bool
         listing = "\n".join(f"  {v}" for v in violations)
         raise IntegrityError(
             f"refusing to load {variant_dir}: its files do not match the digest in metadata.json:\n{listing}",
-            hint=f"delete the directory to download it again, or set {SKIP_ENV}=1 to load it anyway",
+            hint=_redo_hint(variant_dir) + f", or set {SKIP_ENV}=1 to load it anyway",
         )
     if _file_stats(variant_dir) == before:  # nothing changed while hashing
         _write_stamp(variant_dir, digest, before)
