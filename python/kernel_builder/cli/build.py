@@ -136,18 +136,14 @@ def build(
     for note in notes:
         output.note(f"skip {note}")
     if not selected:
-        raise BuildError(
-            "no variant of this kernel can be built on this machine",
-            hint="the pinned toolchains cover the build sets in nix/toolchain-lock.json; for others use "
-            "--toolchain host after `kernel-builder toolchain setup` (or `toolchain discover --python PATH`)",
-        )
+        raise _nothing_buildable(build, [e for e in flake.table if not backends or e.backend in backends])
     jobs = default_jobs(len(selected))[0] if max_jobs is None else max_jobs
     options = flake_build.nix_options(jobs, cores, builders, flake.provider, cache)
     with _Progress(selected, print_build_logs) as progress:
         rows = flake_build.build_variants(
             flake, selected, options, progress, fetch_progress=output.progress_bar("fetch")
         )
-    _report(rows, kernel_dir / "build")
+    _report(rows, kernel_dir / "build", print_build_logs=print_build_logs)
     if as_json:
         output.result_json([
             {"variant": r.name, "status": r.status.value, "where": r.where, "seconds": r.seconds, "size": r.size,
@@ -211,9 +207,24 @@ class _Progress:
             output.note(f"{row.name}> {text}")
 
 
-def _report(rows: Sequence[Any], build_dir: Path) -> None:
-    """The final table, then the log tail and `nix log` command of each failed variant."""
+def _nothing_buildable(build: Any, table: Sequence[Any]) -> BuildError:
+    """The error when no variant can be built here: why not, and which build sets, on which
+    systems, would build the kernel."""
+    from kernel_builder.flake.failure import nothing_buildable  # lazy: as flake_build
+    from kernel_builder.variants.buildsets import current_system, load_build_sets  # lazy: as flake_build
+    from kernel_builder.variants.matrix import matrix  # lazy: as flake_build
+
+    system = current_system()
+    elsewhere = [v for v in matrix(build, load_build_sets(), "all").variants if v.bundle and v.system not in (None, system)]
+    return nothing_buildable(build.name, system, table, elsewhere)
+
+
+def _report(rows: Sequence[Any], build_dir: Path, *, print_build_logs: bool) -> None:
+    """The final table; for each failed variant its first real error (the warnings counted)
+    and where its whole log is; then a last line that says what ``build_dir`` now holds."""
     from rich.table import Table  # lazy: as Live
+
+    from kernel_builder.flake.failure import explain  # lazy: as flake_build
 
     table = Table(title="kernel-builder build")
     for column in ("variant", "status", "where", "time", "size"):
@@ -225,15 +236,37 @@ def _report(rows: Sequence[Any], build_dir: Path) -> None:
         table.add_row(row.name, row.status.value, row.where or "-", seconds, size, style=style)
     output.console().print(table)
     for row in rows:
-        if row.status.value == "failed":
-            output.console().print(f"[red]{row.name} failed[/red]; last log lines:", highlight=False)
-            output.note("\n".join(row.log[-25:]) or "(no log lines captured)")
-            if row.drv:
-                output.note(f"full log: nix log {row.drv}")
-    built = [r.name for r in rows if r.status.value == "built"]
-    fetched = [r.name for r in rows if r.status.value == "fetched"]
-    output.note(f"nix built {len(built)} derivation(s)" + (f", fetched {len(fetched)} from the cache" if fetched else "")
-                + f"; results in {build_dir}")
+        if row.status.value != "failed":
+            continue
+        if not row.log:
+            output.error(f"{row.name} failed without a build log (a dependency of it failed, or Nix did not build it)")
+            continue
+        failure = explain(row.log)
+        counts = ", ".join(f"{n} {what}(s)" for n, what in ((failure.errors, "error"), (failure.warnings, "warning")) if n)
+        output.error(f"{row.name}: {failure.kind}" + (f" ({counts} in its log)" if counts else ""))
+        output.note("\n".join(f"  {line}" for line in failure.lines))
+        if failure.hint:
+            output.note(f"  hint: {failure.hint}")
+        if row.log_file is not None:
+            output.note(f"  whole log ({len(row.log)} lines): {row.log_file}")
+        if row.drv:
+            output.note(f"  or: nix --extra-experimental-features nix-command log {row.drv}")
+        if failure.warnings and not print_build_logs:
+            output.note("  (warnings are counted, not shown; -L streams every log line)")
+    output.note(_summary_line(rows, build_dir))
+
+
+def _summary_line(rows: Sequence[Any], build_dir: Path) -> str:
+    """What this run did, and where the results are only when there are some."""
+    counts: dict[str, int] = {}
+    for row in rows:
+        counts[row.status.value] = counts.get(row.status.value, 0) + 1
+    done = counts.get("built", 0) + counts.get("fetched", 0) + counts.get("cached", 0)
+    parts = [f"{counts[s]} {label}" for s, label in
+             (("built", "built"), ("fetched", "fetched from a cache"), ("cached", "already in the store"), ("failed", "failed"))
+             if counts.get(s)]
+    where = f"; results in {build_dir}" if done and build_dir.is_dir() else "; nothing was installed into " + str(build_dir)
+    return f"{len(rows)} variant(s): " + ", ".join(parts) + where
 
 
 def _build_local(

@@ -1,8 +1,11 @@
 """Run CMake and Ninja on a generated project; give back the built module.
 
 The only module of the build that starts the compiler. Output goes to a log file in the
-scratch directory (and to stderr when ``verbose``); a failure raises ``BuildError`` with
-the command and the end of the log so the user sees the compiler's message.
+scratch directory (and to stderr when ``verbose``). A failure raises ``BuildError`` with
+the first error of the whole log (``diagnostics``), not its end, which after a parallel
+compile is usually other jobs' warnings. Inside a Nix build the scratch directory vanishes
+with the sandbox, so there the whole log is also written to stderr: the derivation's log
+(``nix log``, ``kernel-builder build``'s saved copy) then holds every compiler line.
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kernel_builder.driver.diagnostics import summarize
 from kernel_builder.driver.generate import CompilePlan, render
 from kernel_builder.pyenv import Toolchain, find_tool, probe_cuda
 from kernel_builder.errors import BuildError
 
 __all__ = ["compile_module", "write_project", "configure_args"]
 
-_LOG_TAIL = 6000
+_LOG_TAIL = 40  # lines shown when the log holds no compiler diagnostic (a CMake or ninja failure)
 
 
 def write_project(plan: CompilePlan, scratch: Path) -> Path:
@@ -78,11 +82,28 @@ def _run(cmd: list[str], *, log: Path, env: dict[str, str], verbose: bool, what:
         else:
             code = subprocess.run(cmd, stdout=handle, stderr=subprocess.STDOUT, env=env, check=False).returncode
     if code != 0:
-        tail = log.read_text(errors="replace")[-_LOG_TAIL:]
-        raise BuildError(
-            f"{what} failed (exit {code}); command:\n  {' '.join(cmd)}\nlast lines of {log}:\n{tail}",
-            hint="fix the error above; rerun with --verbose to see the whole compiler output",
-        )
+        raise _failure(what, code, cmd, log, streamed=verbose)
+
+
+def _failure(what: str, code: int, cmd: list[str], log: Path, *, streamed: bool) -> BuildError:
+    """The error of a failed step: the first compiler error with its context (or the log's
+    last lines when no compiler spoke), the counts, and where the whole log is."""
+    lines = log.read_text(errors="replace").splitlines()
+    in_nix = bool(os.environ.get("NIX_BUILD_TOP"))
+    if in_nix and not streamed:
+        sys.stderr.write(f"kernel-builder: the whole output of {what} ({len(lines)} lines):\n")
+        sys.stderr.write("".join(f"{line}\n" for line in lines))
+        sys.stderr.flush()
+    summary = summarize(lines)
+    first = summary.first_error
+    shown = first.context if first is not None else lines[-_LOG_TAIL:]
+    label = f"first error ({summary.errors} error(s), {summary.warnings} warning(s) in all)" if first else "last lines"
+    where = "the whole output is above" if in_nix or streamed else f"the whole output is in {log}"
+    return BuildError(
+        f"{what} failed (exit {code}); command:\n  {' '.join(cmd)}\n{label}:\n"
+        + "\n".join(f"  {line}" for line in shown) + f"\n({where})",
+        hint="fix the error above" + ("" if in_nix or streamed else f"; {log} has every compiler line"),
+    )
 
 
 def compile_module(

@@ -236,7 +236,11 @@ def _compile(
             f"the generated build files are in {project}",
             hint=f"build the {backend} variants on a machine with the {backend} toolchain, or pick --backend cpu/cuda",
         )
-    library = compile_module(plan, toolchain, scratch.path, jobs=jobs, verbose=verbose)
+    try:
+        library = compile_module(plan, toolchain, scratch.path, jobs=jobs, verbose=verbose)
+    except BuildError:
+        scratch.keep = True  # the error names its build.log (outside Nix; inside, the sandbox goes anyway)
+        raise
     if strict_manylinux:
         _refuse_new_glibc_symbols(library, scratch.path)
     target = staged / f"{ops_id}.abi3.so"
@@ -256,6 +260,6 @@ def _refuse_new_glibc_symbols(library: Path, build_dir: Path) -> None:
     lines = [f"  {s}: used by {', '.join(users[s]) or 'an object of the link (not found by nm)'}" for s in symbols]
     raise BuildError(
         f"{library.name} needs glibc/libstdc++ symbols newer than {MANYLINUX} allows:\n" + "\n".join(lines),
-        hint="use an older API (e.g. pthread_* and dlopen moved into libc in glibc 2.34 and got new versions), "
-        "or build with --toolchain host, which only warns",
+        hint="use an API glibc 2.28 already has in the objects named above (e.g. pthread_* and dlopen moved "
+        "into libc in glibc 2.34 and got new versions there)",
     )

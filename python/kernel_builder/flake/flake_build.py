@@ -4,8 +4,15 @@
 (cached: a no-op rebuild runs nix once). ``build_variants`` runs one ``nix build`` over the
 selected ``redistributable.<variant>`` outputs, follows nix's events to keep one
 ``VariantRow`` per variant up to date, copies every variant that built (also when others
-failed) into ``build/<variant>`` and rehashes them. The command line only chooses and
-shows: it passes an observer for live progress and reads the rows.
+failed) into ``build/<variant>`` and rehashes them, and keeps the whole log of each failed
+variant in the state directory. The command line only chooses and shows: it passes an
+observer for live progress and reads the rows.
+
+A row's states follow what Nix does, not what it announces: ``queued`` until its builder
+prints its first line (Nix may announce a build that still waits for a slot), ``building``
+from then on, ``built`` only once its output exists (the checks run inside the derivation,
+so that is after they passed), ``failed`` when Nix says so. Its time is the build's own,
+from that first line to the end.
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -76,6 +84,9 @@ class VariantRow:
     size: int | None = None
     drv: str | None = None
     log: list[str] = attrs.field(factory=list)
+    log_file: Path | None = None  # the whole log of a failed variant, kept in the state directory
+    out: str | None = None  # the derivation's output path, once Nix started it
+    last_log: float | None = None  # when its builder last printed a line
 
 
 class Observer(Protocol):
@@ -162,13 +173,46 @@ def build_variants(
         on_event=_Tracker(rows, observer, options.max_jobs).on_event,
     )
     for name in report.failed:
-        rows[name].status = RowStatus.FAILED
+        if rows[name].status is not RowStatus.FAILED:
+            rows[name].status = RowStatus.FAILED
+            _finish_failed(rows[name])
     if report.returncode != 0 and not report.failed:  # nix failed before building anything
         if report.builder_errors and not report.built:
             raise _builder_failure(report, options.max_jobs)
         raise BuildError("nix build failed:\n" + "\n".join(report.errors[-20:]), hint="command: " + " ".join(report.argv))
     _install(flake.directory / "build", rows, report.outputs)
+    _keep_logs(rows)
     return list(rows.values())
+
+
+def _finish_failed(row: VariantRow) -> None:
+    """A failed build's time ends with its last log line (Nix reports the failure at the end)."""
+    if row.started is not None:
+        row.seconds = (row.last_log or time.monotonic()) - row.started
+
+
+def _keep_logs(rows: Mapping[str, VariantRow]) -> None:
+    """Write the whole log of each failed variant to ``<state>/logs/<drv name>.log``."""
+    for row in rows.values():
+        if row.status is not RowStatus.FAILED or not row.log:
+            continue
+        name = Path(row.drv).name.removesuffix(".drv") if row.drv else row.name
+        row.log_file = state_dir() / "logs" / f"{name}.log"
+        row.log_file.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(row.log_file, "".join(f"{line}\n" for line in row.log))
+
+
+def _output_of(drv: str) -> str | None:
+    """The ``out`` path a .drv file names (its ATerm text starts with the outputs)."""
+    try:
+        text = Path(drv).read_text(errors="replace")
+    except OSError:
+        return None
+    found = _DRV_OUT.match(text)
+    return found.group(1) if found else None
+
+
+_DRV_OUT = re.compile(r'Derive\(\[\("out","([^"]+)"')
 
 
 def _ask_caches(installables: Sequence[str], flake: KernelFlake, options: nix.NixOptions) -> tuple[Mapping[str, str], bool]:
@@ -201,8 +245,12 @@ def _install(build_dir: Path, rows: dict[str, VariantRow], outputs: Mapping[str,
         if name not in outputs:
             row.status = RowStatus.FAILED
             continue
-        if row.status is RowStatus.QUEUED:
+        if row.status is RowStatus.QUEUED and row.drv is None:
             row.status, row.where = RowStatus.CACHED, "store"
+        elif row.status in (RowStatus.QUEUED, RowStatus.BUILDING):  # built; its stop event came late
+            row.status = RowStatus.BUILT
+            if row.started is not None:
+                row.seconds = row.seconds or time.monotonic() - row.started
         elif row.status is RowStatus.FETCHING:
             row.status = RowStatus.FETCHED
             row.seconds = time.monotonic() - (row.started or time.monotonic())
@@ -230,21 +278,26 @@ class _Tracker:
             row.status, row.where, row.started = RowStatus.FETCHING, event.machine, time.monotonic()
             self.observer.changed(row, f"fetching {row.name} from {event.machine}")
             return
-        row.drv = event.drv
-        if event.kind == "start":
-            row.status, row.started, row.where = RowStatus.BUILDING, time.monotonic(), event.machine or "local"
-            self.observer.changed(row, f"building {row.name}" + (f" on {event.machine}" if event.machine else ""))
+        now = time.monotonic()
+        if event.kind == "start":  # Nix took the build; its builder may still wait for a slot
+            row.drv, row.where, row.out = event.drv, event.machine or "local", _output_of(event.drv or "")
         elif event.kind == "log":
             row.log.append(event.text)
+            row.last_log = now
+            if row.status is RowStatus.QUEUED:
+                row.status, row.started = RowStatus.BUILDING, now
+                self.observer.changed(row, f"building {row.name}" + (f" on {row.where}" if row.where != "local" else ""))
             self.observer.log(row, event.text)
-        elif event.kind == "stop" and row.status is RowStatus.BUILDING:
-            row.seconds = time.monotonic() - (row.started or time.monotonic())
+        elif event.kind == "stop" and row.status is RowStatus.BUILDING and row.out and os.path.exists(row.out):
+            row.seconds = now - (row.started or now)
             row.status = RowStatus.BUILT
             where = f" on {row.where}" if row.where != "local" else ""
             self.observer.changed(row, f"built {row.name}{where} in {row.seconds:.1f}s")
         elif event.kind == "error":
+            row.drv = row.drv or event.drv
             row.status = RowStatus.FAILED
-            self.observer.changed(row, f"FAILED {row.name}")
+            _finish_failed(row)
+            self.observer.changed(row, f"FAILED {row.name}" + (f" after {row.seconds:.1f}s" if row.seconds is not None else ""))
 
     def _warn_once(self, event: nix.BuildEvent) -> None:
         """One line per unusable builder or cache, not one per derivation."""

@@ -352,7 +352,7 @@ def build(
     are delivered as they happen (start/stop of each derivation, log lines with the
     derivation they belong to), so a caller can show live progress. With ``keep_going``
     the outputs of the targets that did not fail are returned too: nix prints no JSON when
-    any target fails, so those are asked for again (already built, that only reads them).
+    any target fails, so their paths come from evaluation (nothing is built twice).
     """
     keys = list(targets)
     link = ["--out-link", out_link] if out_link else ["--no-link"]
@@ -419,12 +419,25 @@ def build(
     outputs = _outputs(stdout, keys) if proc.returncode == 0 else {}
     survivors = {key: targets[key] for key in keys if key not in failed_keys}
     if proc.returncode != 0 and options.keep_going and failed_keys and survivors:
-        again = build(survivors, attrs.evolve(options, keep_going=False), flake_args=flake_args, out_link=out_link, cwd=cwd)
-        outputs = again.outputs
+        outputs = _valid_outputs(survivors, flake_args=flake_args, cwd=cwd)
     return BuildReport(
         proc.returncode, outputs, tuple(failed_keys), tuple(failed), tuple(built), logs, tuple(errors), tuple(argv),
         machines, substituted, tuple(builder_errors), tuple(untrusted),
     )
+
+
+def _valid_outputs(targets: Mapping[str, str], *, flake_args: Sequence[str], cwd: str | None) -> dict[str, str]:
+    """The out paths of ``targets`` that exist, found by evaluation only: ``nix build`` prints
+    no JSON when a target failed, and asking it again would build what ``--keep-going`` left."""
+    keys = list(targets)
+    found: dict[str, str] = {}
+    for drv, data in derivations(list(targets.values()), flake_args=flake_args, cwd=cwd).items():
+        key = target_of(drv, keys)
+        out = data.get("outputs", {}).get("out", {}).get("path")
+        if key is not None and out:
+            found[key] = out
+    absent = set(invalid_paths(list(found.values())))
+    return {key: out for key, out in found.items() if out not in absent}
 
 
 def _outputs(stdout: str, keys: Sequence[str]) -> dict[str, str]:
