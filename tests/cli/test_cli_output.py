@@ -76,3 +76,22 @@ def test_live_progress_starts_after_a_fetch_bar_and_notes_land_above_it(monkeypa
     text = console.export_text()
     assert "warning: cannot build on ssh://b: refused" in text
     assert "torch-cuda" in text and "queued" in text
+
+
+def test_a_build_log_repeats_no_build_toml_warning(tmp_path: Path) -> None:
+    """The front end says the v4 warning once per command; a variant's build log (what
+    run_variant prints inside each derivation) does not say it again."""
+    kernel = tmp_path / "vk"
+    (kernel / "torch-ext" / "vk").mkdir(parents=True)
+    (kernel / "torch-ext" / "vk" / "__init__.py").write_text("")
+    (kernel / "build.toml").write_text(V4.replace('"relu"', '"vk"'))
+    done = subprocess.run(
+        [sys.executable, "-m", "kernel_builder.driver.run_variant", "--source", str(kernel), "--variant", "torch-cpu",
+         "--out", str(tmp_path / "out"), "--toolchain-python", sys.executable],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "built torch-cpu" in done.stderr and "legacy v4" not in done.stderr
+    checked = run("check-config", str(kernel))
+    assert checked.returncode == 0, checked.stderr
+    assert checked.stderr.count("legacy v4 format") == 1

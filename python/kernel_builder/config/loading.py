@@ -189,10 +189,17 @@ def read_file(path: str | os.PathLike[str], *, check_sources: bool = False, **kw
     return parse(read_text(file), path=str(file), **kwargs)
 
 
+_emitted: set[str] = set()
+
+
 def emit_warnings(warnings: tuple[Problem, ...]) -> None:
-    """Log each warning (the command line shows them as ``warning: ...``)."""
+    """Log each warning (the command line shows them as ``warning: ...``), once per process:
+    a command that reads build.toml twice still says each thing once."""
     for warning in warnings:
-        log.warning("%s", warning)
+        text = str(warning)
+        if text not in _emitted:
+            _emitted.add(text)
+            log.warning("%s", text)
 
 
 def load(path: str | os.PathLike[str], *, check_sources: bool = False) -> Build:

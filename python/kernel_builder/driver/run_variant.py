@@ -55,9 +55,16 @@ class _Tagged(logging.Formatter):
         return f"kernel-builder: {level}{record.getMessage()}"
 
 
+def _not_config_warning(record: logging.LogRecord) -> bool:
+    """build.toml's warnings are the front end's to show, once per command; a variant's
+    build log (one per variant) repeats none of them."""
+    return not (record.name.startswith("kernel_builder.config") and record.levelno == logging.WARNING)
+
+
 def _show_log() -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Tagged())
+    handler.addFilter(_not_config_warning)
     logger = logging.getLogger("kernel_builder")
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)

@@ -1,0 +1,79 @@
+"""Progress that tells the truth, driven by real `nix build`s of tiny derivations (sandbox
+off, /bin/sh builders, seconds each): a variant is `building` only once its builder runs,
+`built` only once its output exists, a failed one is never `built`, its time is its own
+build's, and one failure costs no second `nix build`."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from kernel_builder.flake import flake_build, nix
+from kernel_builder.flake.flake_build import RowStatus, VariantRow
+
+DERIVATIONS = """
+let
+  mk = name: script: derivation {{
+    inherit name; system = "x86_64-linux"; builder = "/bin/sh"; args = [ "-c" script ]; salt = "{salt}";
+  }};
+in {{
+  fail = mk "kb-fail" "echo start; /bin/sleep 2; for i in 1 2 3; do echo noise $i; done; echo 'error: boom' >&2; exit 1";
+  ok = mk "kb-ok" "echo start; /bin/sleep 2; echo done > $out";
+}}
+"""
+
+
+class Recorder:
+    def __init__(self) -> None:
+        self.lines: list[tuple[float, str]] = []
+
+    def changed(self, row: VariantRow, line: str) -> None:
+        self.lines.append((time.monotonic(), line))
+
+    def log(self, row: VariantRow, text: str) -> None:
+        pass
+
+
+@pytest.fixture
+def nix_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A `nix` first on PATH that records each command line, then runs the real one."""
+    real = nix.nix_executable()
+    record = tmp_path / "nix-calls"
+    shim = tmp_path / "bin" / "nix"
+    shim.parent.mkdir()
+    shim.write_text(f'#!/bin/sh\necho "$*" >> {record}\nexec {real} "$@"\n')
+    shim.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
+    return record
+
+
+def test_one_nix_build_states_follow_the_builders_and_times_are_build_times(tmp_path: Path, nix_calls: Path) -> None:
+    expr = tmp_path / "drvs.nix"
+    expr.write_text(DERIVATIONS.format(salt=time.time_ns()))
+    rows = {"fail": VariantRow("fail"), "ok": VariantRow("ok")}
+    recorder = Recorder()
+    started = time.monotonic()
+    report = nix.build(
+        {"fail": "fail", "ok": "ok"}, nix.NixOptions(max_jobs=1), flake_args=["-f", str(expr)],
+        on_event=flake_build._Tracker(rows, recorder, 1).on_event,
+    )
+    total = time.monotonic() - started
+    builds = [line for line in nix_calls.read_text().splitlines() if line.startswith("build ")]
+    assert len(builds) == 1, builds  # the failure caused no second `nix build`
+    assert report.failed == ("fail",) and set(report.outputs) == {"ok"} and os.path.exists(report.outputs["ok"])
+    said = [line for _, line in recorder.lines]
+    assert said.count("building ok") == 1 and said.count("building fail") == 1
+    assert "built ok in" in " ".join(said) and not any(line.startswith("built fail") for line in said)
+    assert any(line.startswith("FAILED fail after") for line in said)
+    assert rows["ok"].status is RowStatus.BUILT and rows["fail"].status is RowStatus.FAILED
+    # -j 1: the two ran one after the other; each time is its own build (~2 s), not the queue
+    assert total > 4
+    for row in rows.values():
+        assert row.seconds is not None and 1.5 < row.seconds < total - 1.5, (row.name, row.seconds, total)
+    # the one that waited was announced when its builder ran, not when nix took both
+    announced = {line.split()[1]: at for at, line in recorder.lines if line.startswith("building ")}
+    assert abs(announced["ok"] - announced["fail"]) > 1.5
+    assert rows["fail"].log[-1] == "error: boom" and rows["fail"].log[0] == "start"
