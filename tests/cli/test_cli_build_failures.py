@@ -80,6 +80,7 @@ def test_each_failed_variant_shows_its_first_real_error_and_commands_that_work(t
         "--json", env=env, check=False,
     )
     err = done.stderr
+    (tmp_path / "stderr.txt").write_text(err)  # kept by pytest for a look after a failure
     assert done.returncode == 4, err
     rows = {row["variant"]: row for row in json.loads(done.stdout)}
     assert {name: row["status"] for name, row in rows.items()} == {CPU213: "failed", CPU214: "failed", "torch-cuda": "built"}

@@ -4,7 +4,8 @@ print them (ninja's progress lines between commands)."""
 
 from __future__ import annotations
 
-from kernel_builder.driver.diagnostics import missing_module, summarize
+from kernel_builder.driver.diagnostics import summarize
+from kernel_builder.tree.checks import missing_module
 
 NVCC_WARNING = [
     "/build/src/csrc/sgmv.cu(41): warning #179-D: right operand of \"%\" is zero",

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-__all__ = ["Diagnostic", "LogSummary", "missing_module", "summarize"]
+__all__ = ["Diagnostic", "LogSummary", "summarize"]
 
 # file:line[:col]: severity: message   (GCC, Clang, nvcc's host compiler)
 _GCC = re.compile(
@@ -118,15 +118,3 @@ def summarize(lines: Iterable[str]) -> LogSummary:
         if first is None:
             first = attrs.evolve(found, context=_context(lines, index))
     return LogSummary(first, errors, warnings)
-
-
-_NO_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<name>[\w.]+)'")
-
-
-def missing_module(lines: Iterable[str]) -> str | None:
-    """The top-level module a failed import could not find (``ModuleNotFoundError``), if any."""
-    for line in lines:
-        found = _NO_MODULE.search(line)
-        if found:
-            return found["name"].split(".")[0]
-    return None

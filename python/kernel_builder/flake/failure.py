@@ -18,9 +18,10 @@ import attrs
 
 from kernel_builder.backends import spec
 from kernel_builder.config.registry import registry
-from kernel_builder.driver.diagnostics import missing_module, summarize
+from kernel_builder.driver.diagnostics import summarize
 from kernel_builder.errors import BuildError
 from kernel_builder.flake.variant_table import VariantEntry
+from kernel_builder.tree.checks import missing_module
 from kernel_builder.variants.matrix import MatrixVariant
 
 __all__ = ["Failure", "FailureKind", "explain", "nothing_buildable", "python_depends_hint"]

@@ -43,6 +43,7 @@ __all__ = [
     "check_runpath",
     "check_stable_abi_symbols",
     "import_check",
+    "missing_module",
     "start_import_check",
     "PYTHON_ABI",
     "MANYLINUX",
@@ -219,11 +220,27 @@ def import_check(
     proc = started or start_import_check(python)
     stdout, stderr = proc.communicate(f"{variant_dir}\t{ops_id}\n", timeout=600)
     if proc.returncode != 0:
+        module = missing_module(stderr.splitlines())
+        if module is not None:
+            return [f"import: the variant imports module {module!r}, which {python} does not have (a Python package "
+                    f"it needs is declared in build.toml's python-depends):\n{stderr.strip()[-1500:]}"], []
         return [f"import: importing the variant with {python} failed:\n{stderr.strip()[-3000:]}"], []
     result = json.loads(stdout.strip().splitlines()[-1])
     if require_ops and not result["ops"]:
         return [f"import: the module imported but registered no ops in namespace {result['namespace']}"], []
     return [], result["ops"]
+
+
+_NO_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<name>[\w.]+)'")
+
+
+def missing_module(lines: Iterable[str]) -> str | None:
+    """The top-level module a failed import could not find (``ModuleNotFoundError``), if any."""
+    for line in lines:
+        found = _NO_MODULE.search(line)
+        if found:
+            return found["name"].split(".")[0]
+    return None
 
 
 def _importable(variant_name: str, python: str) -> str | None:
