@@ -20,8 +20,8 @@ let
     inherit name; system = "x86_64-linux"; builder = "/bin/sh"; args = [ "-c" script ]; salt = "{salt}";
   }};
 in {{
-  fail = mk "kb-fail" "echo start; /bin/sleep 2; for i in 1 2 3; do echo noise $i; done; echo 'error: boom' >&2; exit 1";
-  ok = mk "kb-ok" "echo start; /bin/sleep 2; echo done > $out";
+  fail = mk "kb-fail" "echo start; /bin/sleep {fail_sleep}; for i in 1 2 3; do echo noise $i; done; echo 'error: boom' >&2; exit 1";
+  ok = mk "kb-ok" "echo start; /bin/sleep {ok_sleep}; echo done > $out";
 }}
 """
 
@@ -52,7 +52,7 @@ def nix_calls(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 def test_one_nix_build_states_follow_the_builders_and_times_are_build_times(tmp_path: Path, nix_calls: Path) -> None:
     expr = tmp_path / "drvs.nix"
-    expr.write_text(DERIVATIONS.format(salt=time.time_ns()))
+    expr.write_text(DERIVATIONS.format(salt=time.time_ns(), fail_sleep=2, ok_sleep=2))
     rows = {"fail": VariantRow("fail"), "ok": VariantRow("ok")}
     recorder = Recorder()
     started = time.monotonic()
@@ -77,3 +77,22 @@ def test_one_nix_build_states_follow_the_builders_and_times_are_build_times(tmp_
     announced = {line.split()[1]: at for at, line in recorder.lines if line.startswith("building ")}
     assert abs(announced["ok"] - announced["fail"]) > 1.5
     assert rows["fail"].log[-1] == "error: boom" and rows["fail"].log[0] == "start"
+    # each end was said when it happened (nix stops a build's activity only when it exits)
+    ended = {line.split()[1]: at for at, line in recorder.lines if line.startswith(("built ", "FAILED "))}
+    first, second = sorted(ended, key=ended.get)
+    assert ended[second] - ended[first] > 1.5, ended
+
+
+def test_two_at_once_the_failed_one_is_said_when_it_fails(tmp_path: Path) -> None:
+    """-j 2: both run; the failing one (its builder's last line is the driver's `error:`) is
+    FAILED when it ends, seconds before the other is built."""
+    expr = tmp_path / "drvs.nix"
+    expr.write_text(DERIVATIONS.format(salt=time.time_ns(), fail_sleep=1, ok_sleep=4))
+    rows = {"fail": VariantRow("fail"), "ok": VariantRow("ok")}
+    recorder = Recorder()
+    nix.build({"fail": "fail", "ok": "ok"}, nix.NixOptions(max_jobs=2), flake_args=["-f", str(expr)],
+              on_event=flake_build._Tracker(rows, recorder, 2).on_event)
+    ended = {line.split()[1]: (at, line) for at, line in recorder.lines if line.startswith(("built ", "FAILED "))}
+    assert ended["fail"][1].startswith("FAILED fail after") and ended["ok"][1].startswith("built ok in")
+    assert ended["ok"][0] - ended["fail"][0] > 2, ended
+    assert rows["fail"].seconds is not None and rows["fail"].seconds < 3 and 3 < rows["ok"].seconds < 6

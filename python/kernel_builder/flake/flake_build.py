@@ -33,7 +33,7 @@ import attrs
 from kernel_builder._files import write_atomic
 from kernel_builder.flake import nix
 from kernel_builder.flake.cache import query_caches, refusal
-from kernel_builder.errors import BuildError
+from kernel_builder.errors import BuildError, KernelBuilderError
 from kernel_builder.tree.layout import hash_variants, install_variant, tree_size
 from kernel_builder.flake.kernel_flake import PreparedFlake, prepare_kernel_flake
 from kernel_builder.flake.variant_table import Provider, VariantEntry, parse_table
@@ -261,15 +261,26 @@ def _install(build_dir: Path, rows: dict[str, VariantRow], outputs: Mapping[str,
 
 
 class _Tracker:
-    """Turns nix's events into row states, one progress line each."""
+    """Turns nix's events into row states, one progress line each.
+
+    Nix 2.8 stops a build's activity only when it exits, so the end of a build is read from
+    its count of finished and failed builds: when one finished, the rows whose output is now
+    valid are built; when one failed, the row whose builder ended with the driver's
+    ``error:`` line (or the only one building) failed. Whatever this cannot tell apart is
+    settled by nix's final report.
+    """
 
     def __init__(self, rows: dict[str, VariantRow], observer: Observer, jobs: int) -> None:
         self.rows, self.observer, self.jobs = rows, observer, jobs
         self.warned: set[str] = set()
+        self.done = self.failed = 0
 
     def on_event(self, event: nix.BuildEvent) -> None:
         if event.kind in ("builder-error", "untrusted"):
             self._warn_once(event)
+            return
+        if event.kind == "progress":
+            self._progress(event.text)
             return
         row = self.rows.get(event.target or "")
         if row is None:
@@ -288,16 +299,48 @@ class _Tracker:
                 row.status, row.started = RowStatus.BUILDING, now
                 self.observer.changed(row, f"building {row.name}" + (f" on {row.where}" if row.where != "local" else ""))
             self.observer.log(row, event.text)
-        elif event.kind == "stop" and row.status is RowStatus.BUILDING and row.out and os.path.exists(row.out):
-            row.seconds = now - (row.started or now)
-            row.status = RowStatus.BUILT
-            where = f" on {row.where}" if row.where != "local" else ""
-            self.observer.changed(row, f"built {row.name}{where} in {row.seconds:.1f}s")
-        elif event.kind == "error":
+        elif event.kind == "stop" and row.status is RowStatus.BUILDING:
+            self._built([row])
+        elif event.kind == "error" and row.status is not RowStatus.FAILED:
             row.drv = row.drv or event.drv
-            row.status = RowStatus.FAILED
-            _finish_failed(row)
-            self.observer.changed(row, f"FAILED {row.name}" + (f" after {row.seconds:.1f}s" if row.seconds is not None else ""))
+            self._failed(row)
+
+    def _progress(self, text: str) -> None:
+        try:
+            done, _, failed = (int(part) for part in text.split())
+        except ValueError:
+            return
+        running = [row for row in self.rows.values() if row.status is RowStatus.BUILDING and row.out]
+        if done > self.done:
+            self._built(running)
+        if failed > self.failed:
+            ended = [row for row in running if row.status is RowStatus.BUILDING]
+            by_driver = [row for row in ended if row.log and row.log[-1].startswith("error: ")]
+            for row in by_driver or (ended if len(ended) == 1 else []):
+                self._failed(row)
+        self.done, self.failed = done, failed
+
+    def _built(self, rows: Sequence[VariantRow]) -> None:
+        """Mark built those of ``rows`` whose output is now valid (the store's word, not a directory's)."""
+        outs = [row.out for row in rows if row.out]
+        if not outs:
+            return
+        try:
+            invalid = set(nix.invalid_paths(outs))
+        except KernelBuilderError:
+            return  # the final report settles it
+        now = time.monotonic()
+        for row in rows:
+            if row.out and row.out not in invalid and row.status is RowStatus.BUILDING:
+                row.seconds = now - (row.started or now)
+                row.status = RowStatus.BUILT
+                where = f" on {row.where}" if row.where != "local" else ""
+                self.observer.changed(row, f"built {row.name}{where} in {row.seconds:.1f}s")
+
+    def _failed(self, row: VariantRow) -> None:
+        row.status = RowStatus.FAILED
+        _finish_failed(row)
+        self.observer.changed(row, f"FAILED {row.name}" + (f" after {row.seconds:.1f}s" if row.seconds is not None else ""))
 
     def _warn_once(self, event: nix.BuildEvent) -> None:
         """One line per unusable builder or cache, not one per derivation."""

@@ -118,8 +118,10 @@ _FAILED = re.compile(r"builder for '(/nix/store/[^']+\.drv)' failed")
 _CANNOT_BUILD_ON = re.compile(r"^cannot build on '([^']+)': (?:error: )?(.*)", re.S)
 _UNTRUSTED = re.compile(r"the substitute for '(/nix/store/[^']+)' from '([^']+)' is not signed by any of the keys")
 _ACT_BUILD = 105
+_ACT_BUILDS = 104  # the parent activity counting builds: its progress says when one ends
 _ACT_SUBSTITUTE = 108
 _RES_BUILD_LOG_LINE = 101
+_RES_PROGRESS = 105
 
 
 @attrs.frozen
@@ -163,6 +165,7 @@ class EventKind(str, enum.Enum):
     BUILDER_ERROR = "builder-error"
     UNTRUSTED = "untrusted"
     ERROR = "error"
+    PROGRESS = "progress"
 
     def __str__(self) -> str:
         return self.value
@@ -176,8 +179,10 @@ class BuildEvent:
     when built here), a ``log`` line, a ``substitute`` (``path`` fetched from the cache
     ``machine``), a ``builder-error`` (``machine`` could not be used, ``text`` says why),
     an ``untrusted`` substitute (``path`` in cache ``machine`` lacks a trusted signature),
-    an ``error``. ``target`` is the key of the build target the derivation or path belongs
-    to, when there is one.
+    an ``error``, or ``progress``: nix's count of builds changed (``text``: "DONE RUNNING
+    FAILED"), which is when a build ends; its own stop comes only when nix exits.
+    ``target`` is the key of the build target the derivation or path belongs to, when there
+    is one.
     """
 
     kind: EventKind = attrs.field(converter=EventKind)
@@ -320,6 +325,11 @@ def parse_log_line(line: str) -> BuildEvent | None:
     if action == "start" and data.get("type") == _ACT_SUBSTITUTE:
         fields = data.get("fields") or ["", ""]
         return BuildEvent("substitute", path=str(fields[0]), machine=str(fields[1]) if len(fields) > 1 else "")
+    if action == "start" and data.get("type") == _ACT_BUILDS:
+        return BuildEvent("progress", machine=str(data["id"]))
+    if action == "result" and data.get("type") == _RES_PROGRESS and len(data.get("fields") or []) == 4:
+        done, _, running, failed = data["fields"]
+        return BuildEvent("progress", text=f"{done} {running} {failed}", machine=str(data["id"]))
     if action == "stop":
         return BuildEvent("stop", text=str(data["id"]))
     if action == "result" and data.get("type") == _RES_BUILD_LOG_LINE:
@@ -367,6 +377,7 @@ def build(
     substituted: dict[str, str] = {}
     builder_errors: list[tuple[str, str]] = []
     untrusted: list[tuple[str, str]] = []
+    builds_activity: list[str] = []
 
     def pump() -> None:
         assert proc.stderr is not None
@@ -379,6 +390,13 @@ def build(
                 built.append(event.drv or "")
                 machines[event.drv or ""] = event.machine
                 logs.setdefault(event.drv or "", [])
+            elif event.kind == "progress":  # only the counts of the builds activity, once it started
+                if not event.text:
+                    builds_activity.append(event.machine)
+                    continue
+                if event.machine not in builds_activity:
+                    continue
+                event = BuildEvent("progress", text=event.text)
             elif event.kind == "substitute":
                 substituted[event.path or ""] = event.machine
             elif event.kind == "builder-error":
