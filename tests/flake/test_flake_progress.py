@@ -6,6 +6,7 @@ build's, and one failure costs no second `nix build`."""
 from __future__ import annotations
 
 import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -96,3 +97,17 @@ def test_two_at_once_the_failed_one_is_said_when_it_fails(tmp_path: Path) -> Non
     assert ended["fail"][1].startswith("FAILED fail after") and ended["ok"][1].startswith("built ok in")
     assert ended["ok"][0] - ended["fail"][0] > 2, ended
     assert rows["fail"].seconds is not None and rows["fail"].seconds < 3 and 3 < rows["ok"].seconds < 6
+
+
+def test_a_printed_nix_command_works_pasted_into_a_plain_shell(tmp_path: Path) -> None:
+    """Kernel-builder runs nix with its settings in NIX_CONFIG; the commands its messages
+    print carry them as options, so they work in a shell that has none."""
+    argv = nix.nix_argv("eval", "--json", "--expr", "if builtins ? getFlake then 1 else 0")
+    command = nix.shell_command(argv)
+    assert "--option experimental-features 'nix-command flakes'" in command
+    plain = {k: v for k, v in os.environ.items() if k != "NIX_CONFIG"}
+    bare = subprocess.run(["bash", "-c", " ".join(argv[:1] + ["flake", "metadata", str(tmp_path)])], capture_output=True, text=True, env=plain)
+    assert "experimental" in bare.stderr  # a plain shell lacks the settings
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=plain, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"

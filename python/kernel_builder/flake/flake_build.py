@@ -179,10 +179,23 @@ def build_variants(
     if report.returncode != 0 and not report.failed:  # nix failed before building anything
         if report.builder_errors and not report.built:
             raise _builder_failure(report, options.max_jobs)
-        raise BuildError("nix build failed:\n" + "\n".join(report.errors[-20:]), hint="command: " + " ".join(report.argv))
+        raise BuildError("nix build failed:\n" + "\n".join(report.errors[-20:]), hint="rerun it to see nix's whole output: " + nix.shell_command(_plain(report.argv), options.env()))
     _install(flake.directory / "build", rows, report.outputs)
     _keep_logs(rows)
     return list(rows.values())
+
+
+def _plain(argv: Sequence[str]) -> list[str]:
+    """A ``nix build`` command line without the JSON a person does not read."""
+    plain, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--log-format":
+            skip = True
+        elif arg != "--json":
+            plain.append(arg)
+    return plain
 
 
 def _finish_failed(row: VariantRow) -> None:

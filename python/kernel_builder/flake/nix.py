@@ -49,6 +49,7 @@ __all__ = [
     "nix_executable",
     "parse_log_line",
     "run_nix",
+    "shell_command",
     "target_of",
 ]
 
@@ -233,6 +234,21 @@ def nix_argv(*args: str) -> list[str]:
     return [nix_executable(), *args]
 
 
+def shell_command(argv: Sequence[str], env: Mapping[str, str] | None = None) -> str:
+    """``argv`` as a command that works when pasted into a shell: the settings kernel-builder
+    passes in ``NIX_CONFIG`` become ``--option NAME VALUE`` flags, since a plain shell
+    has none of them (without ``experimental-features`` nix refuses flakes)."""
+    config = (env if env is not None else nix_env()).get("NIX_CONFIG", "")
+    options: list[str] = []
+    for line in config.splitlines():
+        name, sep, value = line.partition("=")
+        if sep and name.strip():
+            options += ["--option", name.strip(), value.strip()]
+    program = Path(argv[0]).name if argv else ""
+    flags = options if program in ("nix", "nix-store") else []
+    return shlex.join([*argv[:1], *flags, *argv[1:]])
+
+
 def run_nix(
     args: Sequence[str], *, cwd: str | os.PathLike[str] | None = None, program: str = "nix", hint: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
@@ -241,7 +257,7 @@ def run_nix(
     done = _children.run(argv, cwd=cwd, env=nix_env())
     if done.returncode != 0:
         raise NixError(
-            f"`{shlex.join(argv)}` failed (exit {done.returncode}):\n{_tail(explain(clean_stderr(done.stderr)), 40)}",
+            f"`{shell_command(argv)}` failed (exit {done.returncode}):\n{_tail(explain(clean_stderr(done.stderr)), 40)}",
             hint=hint or "rerun the command above to see the whole output",
         )
     return done
