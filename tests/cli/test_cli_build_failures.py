@@ -87,7 +87,7 @@ def test_each_failed_variant_shows_its_first_real_error_and_commands_that_work(t
 
     # 1. the first compiler error, located, with the compiler's excerpt; warnings only counted
     assert re.search(r"error: " + CPU213 + r": compile error \(1 error\(s\), \d+ warning\(s\) in its log\)", err), err
-    assert re.search(r"torch_binding\.cpp:3:10: fatal error: cutlass/cutlass\.h: No such file or directory", err), err
+    assert "\n  torch-ext/torch_binding.cpp:3:10: fatal error: cutlass/cutlass.h: No such file or directory\n" in err  # the kernel's path
     assert "#include <cutlass/cutlass.h>" in err
     assert "#warning noisy" not in err and "noisy warning" not in err
     assert "-L streams every log line" in err
@@ -95,6 +95,7 @@ def test_each_failed_variant_shows_its_first_real_error_and_commands_that_work(t
     # 2. the import check names the module and how a Python package is declared
     assert f"error: {CPU214}: import check" in err
     assert "the variant imports module 'kb_undeclared_dependency', which the toolchain Python does not have" in err
+    assert "  at __init__.py:" in err and ": import kb_undeclared_dependency" in err
     assert "python-depends" in err and "REGISTER_EXTENSION" not in err
 
     # 3. progress: nothing said `built` before it was, each variant started once, one nix run

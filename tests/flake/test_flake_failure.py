@@ -58,3 +58,15 @@ def test_nothing_buildable_names_the_build_sets_and_systems_and_no_host_toolchai
     error = nothing_buildable("rk", "x86_64-linux", rocm, [])
     assert "torch213-cxx11-rocm71-x86_64-linux (build set torch2.13-rocm7.1): no rocm toolchain here" in error.message
     assert "--toolchain host" not in str(error)
+
+
+def test_paths_are_the_kernels_and_the_import_site_is_named() -> None:
+    log = ["/build/kernel-builder/torch213-cxx11-cpu-x86_64-linux-d54d33fed168cb52/src/torch-ext/torch_binding.cpp:3:10: "
+           "fatal error: cutlass/cutlass.h: No such file or directory", "    3 | #include <cutlass/cutlass.h>"]
+    assert explain(log).lines[0] == "torch-ext/torch_binding.cpp:3:10: fatal error: cutlass/cutlass.h: No such file or directory"
+    frames = IMPORT_FAILURE[:3] + [
+        '  File "/nix/store/ik2w-relu-torch214-cxx11-cpu-x86_64-linux/.torch214-cxx11-cpu-x86_64-linux.pid1.ad0n.tmp/__init__.py", line 26, in <module>',
+        "    import einops  # noqa: F401",
+        "ModuleNotFoundError: No module named 'einops'",
+    ]
+    assert explain(frames).lines[1] == "  at __init__.py:26: import einops  # noqa: F401"

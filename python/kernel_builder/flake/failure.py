@@ -62,6 +62,23 @@ def _driver_error(log: Sequence[str]) -> tuple[str, ...]:
     return tuple(block[:_TAIL])
 
 
+# The copy of the kernel's sources a variant build compiles (driver.scratch): paths in
+# compiler messages are shown relative to the kernel directory instead.
+_SCRATCH_SRC = re.compile(r"/\S*?/kernel-builder/[^/\s]+-[0-9a-f]{8,}/src/")
+# A traceback frame in the variant being imported (its staging directory, or its final one).
+_FRAME = re.compile(r'^\s*File "[^"]*?/(?:\.[^/"]+\.tmp|torch[^/"]*)/(?P<file>[^"]+)", line (?P<line>\d+)')
+
+
+def _import_site(log: Sequence[str]) -> tuple[str, ...]:
+    """Where in the variant's Python files the failed import is: ``  at FILE:LINE: CODE``."""
+    for index in range(len(log) - 1, -1, -1):
+        found = _FRAME.match(log[index])
+        if found:
+            code = log[index + 1].strip() if index + 1 < len(log) else ""
+            return (f"  at {found['file']}:{found['line']}: {code}",)
+    return ()
+
+
 def python_depends_hint(module: str) -> str:
     """How to declare the Python package that provides ``module`` (``python-depends``)."""
     reg = registry()
@@ -82,13 +99,14 @@ def explain(log: Sequence[str]) -> Failure:
     """Read a failed variant's whole log."""
     summary = summarize(log)
     if summary.first_error is not None:
-        return Failure(FailureKind.COMPILE, summary.first_error.context, "fix the first error; the others often follow from it",
+        lines = tuple(_SCRATCH_SRC.sub("", line) for line in summary.first_error.context)
+        return Failure(FailureKind.COMPILE, lines, "fix the first error; the others often follow from it",
                        summary.errors, summary.warnings)
     driver = _driver_error(log)
     module = missing_module(driver or log)
     if module is not None:
         last = next((line.strip() for line in reversed(driver or log) if "No module named" in line), "")
-        lines = (f"the variant imports module {module!r}, which the toolchain Python does not have", f"  {last}")
+        lines = (f"the variant imports module {module!r}, which the toolchain Python does not have", *_import_site(driver or log), f"  {last}")
         return Failure(FailureKind.IMPORT, lines, python_depends_hint(module), module=module, warnings=summary.warnings)
     if driver:
         return Failure(FailureKind.DRIVER, driver, warnings=summary.warnings)
