@@ -108,3 +108,23 @@ def test_backends_without_a_toolchain_here_generate_then_fail(tmp_path, backend)
 @pytest.mark.parametrize("name", ["relu-torch-bounds", "relu-invalid-capability", "silu-and-mul-bad-registration"])
 def test_failing_examples_own_tests(name):
     assert " passed" in run_example_tests(name)
+
+
+def test_a_local_compile_failure_names_its_first_error_and_keeps_the_whole_log(tmp_path):
+    """`build --local`: the error is the first compiler error of the whole log (not its
+    end), located, with the counts; the log it names is kept."""
+    source = copy_example("relu", tmp_path)
+    toml = source / "build.toml"
+    toml.write_text(toml.read_text().replace('src = ["relu_cpu/relu_cpu.cpp"]', 'src = ["relu_cpu/relu_cpu.cpp", "relu_cpu/noise.cpp"]'))
+    (source / "relu_cpu" / "noise.cpp").write_text("".join(f"#warning noise {i}\n" for i in range(30)) + "int noise() { return 0; }\n")
+    relu = source / "relu_cpu" / "relu_cpu.cpp"
+    relu.write_text('#include "no_such_header.h"\n' + relu.read_text())
+    with pytest.raises(BuildError) as caught:
+        build_local(source, variants=["torch213-cxx11-cpu-x86_64-linux"], out_dir=tmp_path / "out", toolchain=CPU_PYTHON, cores=2)
+    message = caught.value.message
+    assert re.search(r"first error \(1 error\(s\), \d+ warning\(s\) in all\):\n  \S+/relu_cpu/relu_cpu\.cpp:1:10: fatal error: "
+                     r"no_such_header\.h: No such file or directory\n", message), message
+    assert "#warning noise" not in message and "--verbose" not in str(caught.value)
+    log = Path(re.search(r"the whole output is in (\S+build\.log)\)", message).group(1))
+    assert "no_such_header.h: No such file or directory" in log.read_text()
+    shutil.rmtree(log.parent, ignore_errors=True)
