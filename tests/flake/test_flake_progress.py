@@ -57,14 +57,17 @@ def test_one_nix_build_states_follow_the_builders_and_times_are_build_times(tmp_
     rows = {"fail": VariantRow("fail"), "ok": VariantRow("ok")}
     recorder = Recorder()
     started = time.monotonic()
+    link = tmp_path / "gcroots" / "result"
+    link.parent.mkdir()
     report = nix.build(
-        {"fail": "fail", "ok": "ok"}, nix.NixOptions(max_jobs=1), flake_args=["-f", str(expr)],
+        {"fail": "fail", "ok": "ok"}, nix.NixOptions(max_jobs=1), flake_args=["-f", str(expr)], out_link=str(link),
         on_event=flake_build._Tracker(rows, recorder, 1).on_event,
     )
     total = time.monotonic() - started
     builds = [line for line in nix_calls.read_text().splitlines() if line.startswith("build ")]
     assert len(builds) == 1, builds  # the failure caused no second `nix build`
     assert report.failed == ("fail",) and set(report.outputs) == {"ok"} and os.path.exists(report.outputs["ok"])
+    assert os.readlink(link) == report.outputs["ok"]  # the survivor is a GC root, as after a run without failures
     said = [line for _, line in recorder.lines]
     assert said.count("building ok") == 1 and said.count("building fail") == 1
     assert "built ok in" in " ".join(said) and not any(line.startswith("built fail") for line in said)

@@ -454,6 +454,8 @@ def build(
     survivors = {key: targets[key] for key in keys if key not in failed_keys}
     if proc.returncode != 0 and options.keep_going and failed_keys and survivors:
         outputs = _valid_outputs(survivors, flake_args=flake_args, cwd=cwd)
+        if out_link and outputs:  # what --out-link does when nothing failed: keep them from the GC
+            run_nix(["--realise", *outputs.values(), "--add-root", out_link], program="nix-store")
     return BuildReport(
         proc.returncode, outputs, tuple(failed_keys), tuple(failed), tuple(built), logs, tuple(errors), tuple(argv),
         machines, substituted, tuple(builder_errors), tuple(untrusted),
