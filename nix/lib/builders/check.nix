@@ -2,8 +2,8 @@
 # `kernel-builder check` on the variant tree (layout, metadata, digest, ABI report, and
 # the import check with the variant's own toolchain Python).
 #
-# Type: { config; system; variant; drv; toolchain; pythonSrc } -> derivation
-{ config, system, variant, drv, toolchain, pythonSrc }:
+# Type: { config; system; variant; drv; toolchain; pythonSrc; importCheck ? true } -> derivation
+{ config, system, variant, drv, toolchain, pythonSrc, importCheck ? true }:
 derivation (toolchain.env // {
   name = "${config.name}-${variant}-check";
   inherit system variant;
@@ -13,4 +13,4 @@ derivation (toolchain.env // {
   tree = drv;
   kernelBuilderPython = pythonSrc;
   inherit (toolchain) driverPython toolchainPython;
-})
+} // (if importCheck then { } else { noImport = "1"; }))
