@@ -129,6 +129,7 @@ let
       inherit (v) toolchain;
       tests = testsSrc;
       packages = testPackages;
+      select = context.testSelect or null;
       testSite = if v.toolchain ? testSite then v.toolchain.testSite testPackages else null;
     })
     (if hasTests then buildable else [ ]);

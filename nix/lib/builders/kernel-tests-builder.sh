@@ -25,8 +25,12 @@ if [ -n "$repoId" ]; then
 fi
 cd "$work"
 echo "kernel-builder: testing $variant with $toolchainPython"
+select=()
+if [ -n "${pytestSelect:-}" ]; then
+  select=(-k "$pytestSelect")
+fi
 set +e
-"$toolchainPython" -m pytest tests -p no:cacheprovider -p kernel_tests_gpu -rfEs \
+"$toolchainPython" -m pytest tests "${select[@]}" -p no:cacheprovider -p kernel_tests_gpu -rfEs \
   --junitxml="$out/junit.xml" -o junit_family=xunit2 > "$out/log" 2>&1
 status=$?
 set -e

@@ -9,8 +9,9 @@
 # pytest did. Tests that need a GPU are reported skipped where none is (see
 # kernel_tests_gpu.py), never passed.
 #
-# Type: { config; system; variant; tree; toolchain; tests; packages; testSite; } -> { run; check; }
-{ config, system, variant, tree, toolchain, tests, packages, testSite }:
+# Type: { config; system; variant; tree; toolchain; tests; packages; testSite; select ? null } -> { run; check; }
+# (`select`: pytest's -k expression, from `kernel-builder test -k`)
+{ config, system, variant, tree, toolchain, tests, packages, testSite, select ? null }:
 let
   run = derivation (toolchain.env // {
     name = "${config.name}-${variant}-tests";
@@ -25,7 +26,7 @@ let
     gpuPlugin = ./kernel_tests_gpu.py;
     # the kernel-test packages asked for (their wheels are in testSite, pinned provider)
     checkInputs = map (p: p.pname) packages;
-  });
+  } // (if select == null then { } else { pytestSelect = select; }));
   check = derivation {
     name = "${config.name}-${variant}-tests-check";
     inherit system variant run;
