@@ -71,10 +71,11 @@ def kernel_flake_ref(kernel_dir: Path, needed: list[str]) -> str:
 
     Nix reads a directory inside a git work tree through git: only tracked files exist for
     it. When a file the build needs is untracked (or the repository has no commit yet),
-    use ``path:`` instead, which copies the whole directory.
+    use ``path:`` instead, which copies the whole directory. The kernel's ``tests/`` count
+    too: the kernel-test runs read them.
     """
     kernel_dir = kernel_dir.resolve()
-    if head(kernel_dir) is None or untracked(kernel_dir, [*needed, "flake.nix", "build.toml"]):
+    if head(kernel_dir) is None or untracked(kernel_dir, [*needed, "flake.nix", "build.toml", "tests"]):
         return f"path:{kernel_dir}"
     return str(kernel_dir)
 
