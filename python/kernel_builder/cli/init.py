@@ -10,7 +10,6 @@ from pathlib import Path
 
 import click
 
-from kernel_builder._source import builder_source
 from kernel_builder.cli import output
 from kernel_builder.errors import ConfigError
 from kernel_builder.hub.card import default_template
@@ -18,22 +17,19 @@ from kernel_builder.ids import REPO_ID_RULE, RepoId
 
 __all__ = ["init", "scaffold_files", "INIT_BACKENDS"]
 
-INIT_BACKENDS = ("cpu", "cuda")
+# Every backend upstream's init scaffolds. rocm shares the CUDA source (compiled as HIP).
+# Only cpu and cuda compile on these machines; `list-variants` says why the others do not.
+INIT_BACKENDS = ("cpu", "cuda", "rocm", "xpu", "metal")
+
+# The flake input written by default: where kernel-builder is published. `kernel-builder
+# build` and `test` always override it with the builder they run (kernel_flake.py), so it
+# is only read by plain `nix build` (see docs/cli.md, "kernel-builder init").
+DEFAULT_BUILDER_URL = "git+https://github.com/huggingface/kernel-builder"
 
 
 def _template(name: str) -> string.Template:
     text = resources.files("kernel_builder.cli").joinpath(f"templates/init/{name}").read_text(encoding="utf-8")
     return string.Template(text)
-
-
-def _default_builder_url() -> str:
-    """This checkout: ``git+file:`` when it is a git work tree (Nix then copies only tracked
-    files, not .venv or build outputs), else ``path:``."""
-    source = builder_source()
-    if source.kind == "installed" or not source.complete:  # a wheel's copy has no python/ beside it
-        return "git+https://github.com/huggingface/kernel-builder"
-    root = source.flake_dir
-    return f"git+file://{root}" if (root / ".git").exists() else f"path:{root}"
 
 
 def scaffold_files(repo_id: str, backends: Sequence[str], license: str, builder_url: str) -> dict[str, str]:
@@ -69,10 +65,16 @@ def scaffold_files(repo_id: str, backends: Sequence[str], license: str, builder_
         f"torch-ext/{module}/__init__.py": _template("__init__.py.tmpl").substitute(values),
         f"tests/test_{module}.py": _template("test_kernel.py.tmpl").substitute(values),
     }
+    files[f"benchmarks/benchmark_{module}.py"] = _template("benchmark.py.tmpl").substitute(values)
+    files[".github/workflows/kernel.yml"] = _template("kernel.yml.tmpl").substitute(values)
     if "cpu" in backends:
         files[f"{module}_cpu/{module}_cpu.cpp"] = _template("kernel_cpu.cpp.tmpl").substitute(values)
-    if "cuda" in backends:
+    if "cuda" in backends or "rocm" in backends:
         files[f"{module}_cuda/{module}_cuda.cu"] = _template("kernel_cuda.cu.tmpl").substitute(values)
+    if "xpu" in backends:
+        files[f"{module}_xpu/{module}_xpu.cpp"] = _template("kernel_xpu.cpp.tmpl").substitute(values)
+    if "metal" in backends:
+        files[f"{module}_metal/{module}_metal.mm"] = _template("kernel_metal.mm.tmpl").substitute(values)
     return files
 
 
@@ -93,9 +95,9 @@ def _git_init(directory: Path) -> bool:
 @click.command("init")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--name", "repo_id", required=True, metavar="ORG/REPO", help="Hub repository of the kernel; REPO names the kernel.")
-@click.option("--backends", default="cpu,cuda", show_default=True, metavar="LIST", help="Comma-separated backends to scaffold (cpu, cuda).")
+@click.option("--backends", default="cpu,cuda", show_default=True, metavar="LIST", help="Comma-separated backends to scaffold: cpu, cuda, rocm, xpu, metal, or all.")
 @click.option("--license", "license_", default="Apache-2.0", show_default=True, help="License of the kernel (SPDX id).")
-@click.option("--builder-url", metavar="URL", help="Flake URL of kernel-builder written into flake.nix (default: this checkout, git+file: or path:).")
+@click.option("--builder-url", metavar="URL", help=f"Flake URL of kernel-builder written into flake.nix (default: {DEFAULT_BUILDER_URL}; `build` and `test` override it with the builder they run).")
 @click.option("--overwrite", is_flag=True, help="Replace files that already exist.")
 @click.option("--no-git", is_flag=True, help="Do not run `git init` + `git add` in DIRECTORY.")
 def init(directory: Path, repo_id: str, backends: str, license_: str, builder_url: str | None, overwrite: bool, no_git: bool) -> None:
@@ -104,15 +106,19 @@ def init(directory: Path, repo_id: str, backends: str, license_: str, builder_ur
     \b
     Writes build.toml with [general.hub] repo-id, flake.nix calling
     kernel-builder.lib.genKernelFlakeOutputs, torch-ext/ (binding and Python package with
-    __all__), one source per backend, CARD.md (card template), tests/ and .gitignore; then
+    __all__), one source per backend, CARD.md (card template), tests/ (compares the kernel
+    with torch), benchmarks/, .github/workflows/kernel.yml (build, test, cache, upload on
+    tags) and .gitignore; then
     `git init` and stages everything (Nix only sees tracked files). Nothing is written if
     any file exists, unless --overwrite.
     Example:
       kernel-builder init my-kernel --name my-org/my-kernel --backends cpu
-      kernel-builder build my-kernel --local && python -m pytest my-kernel/tests
+      kernel-builder test my-kernel
     """
     chosen = [b.strip() for b in backends.split(",") if b.strip()]
-    files = scaffold_files(repo_id, chosen, license_, builder_url or _default_builder_url())
+    if chosen == ["all"]:
+        chosen = list(INIT_BACKENDS)
+    files = scaffold_files(repo_id, chosen, license_, builder_url or DEFAULT_BUILDER_URL)
     existing = [rel for rel in files if (directory / rel).exists()]
     if existing and not overwrite:
         raise ConfigError(
