@@ -135,3 +135,13 @@ def test_python_check_inputs_reach_the_tests(relu: Path, env: dict[str, str]) ->
         assert rows[0]["passed"] == 6
     finally:
         flake.write_text(original)
+
+
+def test_a_check_input_the_lock_lacks_is_refused_with_the_fix(tmp_path: Path, env: dict[str, str]) -> None:
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    flake = kernel / "flake.nix"
+    flake.write_text(flake.read_text().replace("path = ./.; }", "path = ./.; pythonCheckInputs = pkgs: with pkgs; [ notpinned ]; }"))
+    done = kernel_builder("test", str(kernel), "--variant", CPU213, env=env, check=False)
+    assert done.returncode == 3, done.stderr[-3000:]
+    assert "undefined variable 'notpinned'" in done.stderr
+    assert "hint: notpinned is not in the pinned kernel-test package set: add it to requests.python.test" in done.stderr

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import attrs
 
-from kernel_builder.errors import BuildError
+from kernel_builder.errors import BuildError, ConfigError
 from kernel_builder.flake import nix
 from kernel_builder.flake.flake_build import KernelFlake
 from kernel_builder.flake.variant_table import Provider
@@ -118,9 +118,27 @@ def run_kernel_tests(
     report = nix.build(targets, options, flake_args=flake.prepared.flake_args, on_event=on_event)
     if report.returncode != 0:
         failed = [key.removesuffix("-tests") for key in report.failed] or list(selected)
-        raise BuildError(
-            f"the kernel tests of {', '.join(failed)} could not run (a variant or the test environment failed to build):\n"
-            + "\n".join(report.errors[-20:]),
-            hint="`kernel-builder build --variant NAME -L` shows the variant's build log",
+        error = ConfigError if _missing_check_input(report.errors) else BuildError
+        raise error(
+            f"the kernel tests of {', '.join(failed)} could not run:\n" + "\n".join(report.errors[-20:]),
+            hint=_hint(report.errors),
         )
     return [parse_outcome(name, Path(report.outputs[f"{name}-tests"])) for name in selected]
+
+
+def _hint(errors: Sequence[str]) -> str:
+    """What to do about a failed test run: a check input the pinned set lacks (Nix says
+    ``undefined variable 'x'`` for ``with pkgs; [ x ]``) is fixed in the lock."""
+    missing = _missing_check_input(errors)
+    if missing:
+        return (
+            f"{missing} is not in the pinned kernel-test package set: add it to requests.python.test in "
+            "nix/toolchain-lock.json, then run `kernel-builder toolchain lock` and `kernel-builder toolchain fetch` (docs/testing.md)"
+        )
+    return "`kernel-builder build --variant NAME -L` shows the variant's build log"
+
+
+def _missing_check_input(errors: Sequence[str]) -> str | None:
+    text = "\n".join(errors)
+    missing = re.search(r"undefined variable '([^']+)'", text)
+    return missing.group(1) if missing and "CheckInputs" in text else None
