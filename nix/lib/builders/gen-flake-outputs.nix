@@ -78,6 +78,24 @@ let
     variants = map (v: { name = v.name; drv = redistributable.${v.name}; }) bundleVariants;
   };
   buildVariants = import ./build-variants.nix { inherit config system bundle shell; };
+  # upstream's names: build-and-copy (= build-variants) and build-and-upload
+  buildAndCopy = import ./build-variants.nix { inherit config system bundle shell; program = "build-and-copy"; };
+  buildAndUpload = import ./build-and-upload.nix {
+    inherit config system shell;
+    copy = buildAndCopy;
+    cli = import ../../cli-package.nix { inherit builderSrc system; };
+    count = builtins.length bundleVariants;
+  };
+  testSiteOf = v: if v.toolchain ? testSite then v.toolchain.testSite testPackages else null;
+  testShells = byName
+    (v: import ./test-shell.nix {
+      inherit config system;
+      variant = v.name;
+      tree = redistributable.${v.name};
+      inherit (v) toolchain;
+      testSite = testSiteOf v;
+    })
+    buildable;
   devShells = byName
     (mkVariant {
       shellHook = ''
@@ -130,7 +148,7 @@ let
       tests = testsSrc;
       packages = testPackages;
       select = context.testSelect or null;
-      testSite = if v.toolchain ? testSite then v.toolchain.testSite testPackages else null;
+      testSite = testSiteOf v;
     })
     (if hasTests then buildable else [ ]);
   info = map
@@ -151,6 +169,8 @@ in
     default = bundle;
     inherit bundle;
     build-variants = buildVariants;
+    build-and-copy = buildAndCopy;
+    build-and-upload = buildAndUpload;
   };
   # Non-derivation values live here so that `nix flake check` passes; the CLI paths stay
   # `.#variants`, `.#redistributable.<variant>`.
@@ -168,10 +188,17 @@ in
     # The recorded kernel-test run of each buildable variant (`kernel-builder test`
     # builds these; checks.<variant>-tests fails on a failed run). Empty without tests/.
     testRuns = builtins.mapAttrs (_: t: t.run) kernelTests;
+    # One test shell per buildable variant (devShells.<sys>.test is the first).
+    inherit testShells;
     # pythonCheckInputs' package set, by name (each: its pinned wheels).
     checkPackages = builtins.mapAttrs (_: p: p.keys) checkPackages;
   };
-  devShells = { ${system} = devShells // (if buildable == [ ] then { } else { default = devShells.${(builtins.head buildable).name}; }); };
+  devShells = {
+    ${system} = devShells // (if buildable == [ ] then { } else {
+      default = devShells.${(builtins.head buildable).name};
+      test = testShells.${(builtins.head buildable).name};
+    });
+  };
   checks = { ${system} = checks // builtins.listToAttrs (map
     (name: { name = "${name}-tests"; value = kernelTests.${name}.check; })
     (builtins.attrNames kernelTests)); };

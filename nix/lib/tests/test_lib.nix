@@ -33,9 +33,9 @@ in
         devShells = builtins.attrNames outputs.devShells.${system};
       };
       expected = {
-        packages = [ "build-variants" "bundle" "default" ];
+        packages = [ "build-and-copy" "build-and-upload" "build-variants" "bundle" "default" ];
         checks = builtins.sort builtins.lessThan (cpuNames ++ map (n: "${n}-tests") cpuNames);
-        devShells = [ "default" ] ++ cpuNames;
+        devShells = [ "default" "test" ] ++ cpuNames;
       };
     };
     tableRow = {
@@ -68,6 +68,8 @@ in
         [ outputs (outputsWith { doGetKernelCheck = false; }) ];
       expected = [ null "1" ];
     };
+    testShellIsTheFirstBuildableVariants = { expr = (outputs.devShells.${system}.test).variant; expected = builtins.head cpuNames; };
+    buildAndUploadNamesTheRepo = { expr = outputs.packages.${system}.build-and-upload.repoId; expected = "kernels-test/relu"; };
     testRunsForBuildableVariants = { expr = builtins.attrNames legacy.testRuns; expected = cpuNames; };
     checkInputsAreNamed = {
       expr = (outputsWith { pythonCheckInputs = pkgs: with pkgs; [ einops ]; }).legacyPackages.${system}.testRuns.${builtins.head cpuNames}.checkInputs;
