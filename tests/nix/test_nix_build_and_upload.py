@@ -104,3 +104,14 @@ def test_the_test_shell_imports_the_built_variant_and_has_pytest(relu: Path, bui
     assert "[0.0, 2.0]" in done.stdout
     assert "pytest" in done.stdout + done.stderr
     assert f"kernel-builder test shell: relu {CPU213}" in done.stderr
+
+
+@pytest.mark.timeout(900)
+def test_cli_testshell_runs_the_kernel_tests_and_devshell_has_the_toolchain(relu: Path, builder: dict[str, str]) -> None:
+    env = _env(builder)
+    done = kernel_builder("testshell", str(relu), "--variant", CPU213, "-c", "pytest -q -p no:cacheprovider tests", env=env)
+    assert "5 passed" in done.stdout
+    done = kernel_builder("devshell", str(relu), "-c", 'echo "variant=$variant cxx=$CXX"', env=env)
+    assert f"variant={CPU213} cxx=/nix/store/" in done.stdout
+    refused = kernel_builder("testshell", str(relu), "--variant", "torch214-cxx11-cu130-x86_64-linux", env=env, check=False)
+    assert refused.returncode == 3 and "unknown variant" in refused.stderr

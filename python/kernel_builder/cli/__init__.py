@@ -30,6 +30,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "check": ("kernel_builder.cli.check", "check", "Check a built tree: layout, metadata, digests, ABI."),
     "build": ("kernel_builder.cli.build", "build", "Build variants with Nix (or --local) into DIR/build."),
     "build-and-upload": ("kernel_builder.cli.build_and_upload", "build_and_upload", "Build the variants, then upload them (build + upload)."),
+    "devshell": ("kernel_builder.cli.shell", "devshell", "Enter a variant's build toolchain (nix develop)."),
+    "testshell": ("kernel_builder.cli.shell", "testshell", "Enter a shell with a built variant importable and pytest."),
     "test": ("kernel_builder.cli.test", "test", "Run the kernel's tests/ against its variants in the Nix sandbox."),
     "cache": ("kernel_builder.cli.cache", "cache", "Sign and push built variants to a Nix binary cache."),
     "init": ("kernel_builder.cli.init", "init", "Scaffold a new kernel project."),
