@@ -7,6 +7,7 @@ bundle the flake apps build is one small variant.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 from pathlib import Path
@@ -115,3 +116,16 @@ def test_cli_testshell_runs_the_kernel_tests_and_devshell_has_the_toolchain(relu
     assert f"variant={CPU213} cxx=/nix/store/" in done.stdout
     refused = kernel_builder("testshell", str(relu), "--variant", "torch214-cxx11-cu130-x86_64-linux", env=env, check=False)
     assert refused.returncode == 3 and "unknown variant" in refused.stderr
+
+
+@pytest.mark.timeout(900)
+def test_the_ci_output_builds_variants_checks_and_tests(relu: Path, builder: dict[str, str]) -> None:
+    prepared = prepare_kernel_flake(relu)
+    done = subprocess.run(
+        nix.nix_argv("build", "--json", "--no-link", *prepared.flake_args, prepared.installable("ci")),
+        cwd=relu, env=nix.nix_env(sandbox=True), capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = Path(json.loads(done.stdout)[0]["outputs"]["out"])
+    assert sorted(p.name for p in out.iterdir()) == [CPU213, f"{CPU213}-check", f"{CPU213}-tests"]
+    assert "kernel tests passed" in (out / f"{CPU213}-tests").read_text()

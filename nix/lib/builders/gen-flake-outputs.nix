@@ -86,6 +86,13 @@ let
     cli = import ../../cli-package.nix { inherit builderSrc system; };
     count = builtins.length bundleVariants;
   };
+  ci = import ./ci.nix {
+    inherit config system shell;
+    members = builtins.concatMap
+      (v: [ { name = v.name; drv = redistributable.${v.name}; } { name = "${v.name}-check"; drv = checks.${v.name}; } ]
+        ++ (if kernelTests ? ${v.name} then [ { name = "${v.name}-tests"; drv = kernelTests.${v.name}.check; } ] else [ ]))
+      buildable;
+  };
   testSiteOf = v: if v.toolchain ? testSite then v.toolchain.testSite testPackages else null;
   testShells = byName
     (v: import ./test-shell.nix {
@@ -171,6 +178,7 @@ in
     build-variants = buildVariants;
     build-and-copy = buildAndCopy;
     build-and-upload = buildAndUpload;
+    inherit ci;
   };
   # Non-derivation values live here so that `nix flake check` passes; the CLI paths stay
   # `.#variants`, `.#redistributable.<variant>`.

@@ -33,7 +33,7 @@ in
         devShells = builtins.attrNames outputs.devShells.${system};
       };
       expected = {
-        packages = [ "build-and-copy" "build-and-upload" "build-variants" "bundle" "default" ];
+        packages = [ "build-and-copy" "build-and-upload" "build-variants" "bundle" "ci" "default" ];
         checks = builtins.sort builtins.lessThan (cpuNames ++ map (n: "${n}-tests") cpuNames);
         devShells = [ "default" "test" ] ++ cpuNames;
       };
@@ -70,6 +70,10 @@ in
     };
     testShellIsTheFirstBuildableVariants = { expr = (outputs.devShells.${system}.test).variant; expected = builtins.head cpuNames; };
     buildAndUploadNamesTheRepo = { expr = outputs.packages.${system}.build-and-upload.repoId; expected = "kernels-test/relu"; };
+    ciHasEveryBuildableVariantItsCheckAndTests = {
+      expr = outputs.packages.${system}.ci.memberNames;
+      expected = builtins.concatMap (n: [ n "${n}-check" "${n}-tests" ]) cpuNames;
+    };
     testRunsForBuildableVariants = { expr = builtins.attrNames legacy.testRuns; expected = cpuNames; };
     checkInputsAreNamed = {
       expr = (outputsWith { pythonCheckInputs = pkgs: with pkgs; [ einops ]; }).legacyPackages.${system}.testRuns.${builtins.head cpuNames}.checkInputs;
