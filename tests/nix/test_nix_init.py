@@ -65,6 +65,16 @@ def test_scaffold_has_every_upstream_backend() -> None:
     assert [v.name for v in matrix(build, load_build_sets(), "aarch64-darwin").variants if "metal" in v.name]
 
 
+def test_a_noarch_scaffold_is_pure_python() -> None:
+    files = scaffold_files("o/noop", ["cpu", "cuda"], "Apache-2.0", "path:/x", noarch=True)
+    build = loads(files["build.toml"], path=Path("build.toml"))
+    assert not build.kernels and "[torch-noarch]" in files["build.toml"]
+    assert not [rel for rel in files if rel.endswith((".cpp", ".cu", ".h", ".mm"))]
+    names = [v.name for v in matrix(build, load_build_sets(), "x86_64-linux").variants]
+    assert names == ["torch-cpu", "torch-cuda"]
+    assert "tests/test_noop.py" in files and ".github/workflows/kernel.yml" in files
+
+
 def test_the_default_builder_input_is_no_local_path() -> None:
     """flake.nix names where kernel-builder is published, not this machine's checkout; build
     and test override it (the comment says so)."""
@@ -158,3 +168,20 @@ def test_init_then_the_workflow_steps_build_and_test_the_cpu_variants(tmp_path: 
     for variant in ("torch213-cxx11-cpu-x86_64-linux", "torch214-cxx11-cpu-x86_64-linux"):
         assert f"{variant}: 4 passed" in out and (kernel / "build" / variant / "metadata.json").is_file()
     assert "::step Check" in out and "FAILED" not in out
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_init_noarch_then_kernel_builder_test_passes_for_torch_cpu(tmp_path: Path) -> None:
+    from nix_support import REPO, snapshot_builder
+
+    env = {
+        **os.environ, "KERNEL_BUILDER_STATE_DIR": str(tmp_path / "state"),
+        "KERNEL_BUILDER_ROOT": str(snapshot_builder(tmp_path / "builder")), "PYTHONPATH": str(REPO / "python"),
+    }
+    kernel = tmp_path / "noop"
+    kernel_builder("init", str(kernel), "--name", "test-org/noop", "--backends", "cpu,cuda", "--noarch", env=env)
+    done = kernel_builder("test", str(kernel), env=env)
+    assert "torch-cpu: 4 passed" in done.stderr
+    # the CUDA variant's device tests are skipped for want of a GPU, never passed
+    assert "torch-cuda: 1 passed, 3 skipped" in done.stderr and "needs a GPU (none here)" in done.stderr

@@ -21,6 +21,9 @@ __all__ = ["init", "scaffold_files", "INIT_BACKENDS"]
 # Only cpu and cuda compile on these machines; `list-variants` says why the others do not.
 INIT_BACKENDS = ("cpu", "cuda", "rocm", "xpu", "metal")
 
+# A noarch kernel runs wherever torch does: every backend's torch-<backend> variant.
+NOARCH_BACKENDS = ("cpu", "cuda", "rocm", "xpu", "metal")
+
 # The flake input written by default: where kernel-builder is published. `kernel-builder
 # build` and `test` always override it with the builder they run (kernel_flake.py), so it
 # is only read by plain `nix build` (see docs/cli.md, "kernel-builder init").
@@ -32,17 +35,20 @@ def _template(name: str) -> string.Template:
     return string.Template(text)
 
 
-def scaffold_files(repo_id: str, backends: Sequence[str], license: str, builder_url: str) -> dict[str, str]:
-    """Relative path -> content of every file of a new kernel (pure; no I/O but templates)."""
+def scaffold_files(
+    repo_id: str, backends: Sequence[str], license: str, builder_url: str, *, noarch: bool = False
+) -> dict[str, str]:
+    """Relative path -> content of every file of a new kernel (pure; no I/O but templates).
+    ``noarch``: a pure PyTorch kernel ([torch-noarch], no sources to compile)."""
     try:
         RepoId.parse(repo_id)
     except ValueError:
         raise ConfigError(f"--name must look like {REPO_ID_RULE}, got {repo_id!r}", hint="e.g. --name my-org/my-kernel") from None
-    unknown = [b for b in backends if b not in INIT_BACKENDS]
+    unknown = [b for b in backends if b not in (NOARCH_BACKENDS if noarch else INIT_BACKENDS)]
     if unknown or not backends:
         raise ConfigError(
             f"init cannot scaffold backend(s) {', '.join(unknown) or '(none)'}",
-            hint=f"choose from {', '.join(INIT_BACKENDS)} (add others to build.toml by hand)",
+            hint=f"choose from {', '.join(NOARCH_BACKENDS if noarch else INIT_BACKENDS)} (add others to build.toml by hand)",
         )
     name = repo_id.split("/", 1)[1].lower().replace("_", "-")
     module = name.replace("-", "_").replace(".", "_")
@@ -54,19 +60,28 @@ def scaffold_files(repo_id: str, backends: Sequence[str], license: str, builder_
         "builder_url": builder_url,
         "backends_list": ", ".join(f'"{b}"' for b in backends),
     }
-    values["kernel_tables"] = "".join(_template(f"kernel-{b}.toml.tmpl").substitute(values) for b in backends)
-    files = {
-        "build.toml": _template("build.toml.tmpl").substitute(values),
+    common = {
         "flake.nix": _template("flake.nix.tmpl").substitute(values),
         ".gitignore": _template("gitignore.tmpl").substitute(values),
         "CARD.md": default_template(),
+        f"tests/test_{module}.py": _template("test_kernel.py.tmpl").substitute(values),
+        f"benchmarks/benchmark_{module}.py": _template("benchmark.py.tmpl").substitute(values),
+        ".github/workflows/kernel.yml": _template("kernel.yml.tmpl").substitute(values),
+    }
+    if noarch:
+        return {
+            "build.toml": _template("build-noarch.toml.tmpl").substitute(values),
+            f"torch-ext/{module}/__init__.py": _template("__init__noarch.py.tmpl").substitute(values),
+            **common,
+        }
+    values["kernel_tables"] = "".join(_template(f"kernel-{b}.toml.tmpl").substitute(values) for b in backends)
+    files = {
+        "build.toml": _template("build.toml.tmpl").substitute(values),
         "torch-ext/torch_binding.h": _template("torch_binding.h.tmpl").substitute(values),
         "torch-ext/torch_binding.cpp": _template("torch_binding.cpp.tmpl").substitute(values),
         f"torch-ext/{module}/__init__.py": _template("__init__.py.tmpl").substitute(values),
-        f"tests/test_{module}.py": _template("test_kernel.py.tmpl").substitute(values),
+        **common,
     }
-    files[f"benchmarks/benchmark_{module}.py"] = _template("benchmark.py.tmpl").substitute(values)
-    files[".github/workflows/kernel.yml"] = _template("kernel.yml.tmpl").substitute(values)
     if "cpu" in backends:
         files[f"{module}_cpu/{module}_cpu.cpp"] = _template("kernel_cpu.cpp.tmpl").substitute(values)
     if "cuda" in backends or "rocm" in backends:
@@ -98,9 +113,12 @@ def _git_init(directory: Path) -> bool:
 @click.option("--backends", default="cpu,cuda", show_default=True, metavar="LIST", help="Comma-separated backends to scaffold: cpu, cuda, rocm, xpu, metal, or all.")
 @click.option("--license", "license_", default="Apache-2.0", show_default=True, help="License of the kernel (SPDX id).")
 @click.option("--builder-url", metavar="URL", help=f"Flake URL of kernel-builder written into flake.nix (default: {DEFAULT_BUILDER_URL}; `build` and `test` override it with the builder they run).")
+@click.option("--noarch", is_flag=True, help="A pure PyTorch kernel ([torch-noarch]: one torch-<backend> variant per backend, nothing to compile).")
 @click.option("--overwrite", is_flag=True, help="Replace files that already exist.")
 @click.option("--no-git", is_flag=True, help="Do not run `git init` + `git add` in DIRECTORY.")
-def init(directory: Path, repo_id: str, backends: str, license_: str, builder_url: str | None, overwrite: bool, no_git: bool) -> None:
+def init(
+    directory: Path, repo_id: str, backends: str, license_: str, builder_url: str | None, noarch: bool, overwrite: bool, no_git: bool
+) -> None:
     """Scaffold a kernel in DIRECTORY: build.toml (edition 5), flake.nix, sources, tests.
 
     \b
@@ -117,8 +135,8 @@ def init(directory: Path, repo_id: str, backends: str, license_: str, builder_ur
     """
     chosen = [b.strip() for b in backends.split(",") if b.strip()]
     if chosen == ["all"]:
-        chosen = list(INIT_BACKENDS)
-    files = scaffold_files(repo_id, chosen, license_, builder_url or DEFAULT_BUILDER_URL)
+        chosen = list(NOARCH_BACKENDS if noarch else INIT_BACKENDS)
+    files = scaffold_files(repo_id, chosen, license_, builder_url or DEFAULT_BUILDER_URL, noarch=noarch)
     existing = [rel for rel in files if (directory / rel).exists()]
     if existing and not overwrite:
         raise ConfigError(
