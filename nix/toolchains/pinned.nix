@@ -15,7 +15,7 @@
 { recorded ? null, system }:
 let
   parts = import ./pinned/parts.nix { inherit system; };
-  inherit (parts) lock pinnedSets runtime cc ccLink python driver envs cudas seed;
+  inherit (parts) lock pinnedSets runtime cc ccLink python driver envs cudas seed testSite;
 
   missing = import ./unavailable.nix;
 in
@@ -58,4 +58,6 @@ else
     } else { });
     identity = { toolchainProvider = "pinned"; toolchainEnv = envName; };
     parts = { inherit runtime cc ccLink python driver env seed; cuda = cudaHome; };
+    # The kernel-test packages' site-packages for this environment (null: none needed).
+    testSite = testSite envName;
   }

@@ -84,10 +84,10 @@ def test_flake_check_passes_and_outputs_have_the_documented_shape(tmp_path: Path
         )
         for output in ("packages", "devShells", "checks", "legacyPackages")
     }
-    assert shown["packages"] == ["build-variants", "bundle", "default"]
+    assert shown["packages"] == ["build-and-copy", "build-and-upload", "build-variants", "bundle", "ci", "default"]
     pinned = ["torch213-cxx11-cpu-x86_64-linux", "torch214-cxx11-cpu-x86_64-linux", "torch214-cxx11-cu130-x86_64-linux"]
-    assert shown["devShells"] == ["default", *pinned]
-    assert shown["checks"] == pinned
+    assert shown["devShells"] == ["default", "test", *pinned]
+    assert shown["checks"] == sorted([*pinned, *(f"{name}-tests" for name in pinned)])  # relu has tests/
     assert {"variants", "redistributable", "bundle", "variantTable"} <= set(shown["legacyPackages"])
 
 

@@ -1,13 +1,15 @@
-# Writes $out/bin/build-variants, a script bound to one bundle store path.
+# Writes $out/bin/$program (build-variants or build-and-copy), a script bound to one
+# bundle store path.
 set -euo pipefail
 mkdir -p "$out/bin"
-script="$out/bin/build-variants"
+script="$out/bin/${program:-build-variants}"
 {
   printf '#!%s\n' "$BASH"
   echo 'set -euo pipefail'
   printf 'export PATH=%q:"$PATH"\n' "$toolsPath"
   printf 'bundle=%q\n' "$bundle"
   printf 'kernel=%q\n' "$kernelName"
+  printf 'program=%q\n' "${program:-build-variants}"
   cat <<'BODY'
 mkdir -p build
 count=0
@@ -20,7 +22,7 @@ for entry in "$bundle"/*; do
     count=$((count + 1))
   fi
 done
-echo "build-variants: copied $count variant(s) of $kernel into ./build" >&2
+echo "$program: copied $count variant(s) of $kernel into ./build" >&2
 BODY
 } > "$script"
 chmod +x "$script"

@@ -1,18 +1,32 @@
 # The outputs of a kernel flake, for one system (the machine's; raw derivations only run
 # where they are built).
 #
-# Type: { builderSrc; context; pure } -> { self; path; system ? "x86_64-linux"; toolchainProvider ? null }
+# Arguments (pure/flake-args.nix; docs/nix.md has them beside upstream's): upstream's
+# self, path, rev, torchVersions, pythonCheckInputs, pythonNativeCheckInputs,
+# doGetKernelCheck, and ours, system and toolchainProvider. Any other is an error.
+#
+# Type: { builderSrc; context; pure } -> attrset of arguments
 #       -> { packages; legacyPackages; devShells; checks; }
 { builderSrc, context, pure }:
-{ self ? null
-, path ? throw "kernel-builder: genKernelFlakeOutputs needs `path`: call it as kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; }"
-, system ? (if context.toolchain != null then context.toolchain.system else "x86_64-linux")
-, toolchainProvider ? null
-, ...
-}:
+given:
 let
+  args = pure.flakeArgs.check given;
+  self = args.self or null;
+  rev = args.rev or null;
+  path =
+    if rev != null && self == null then
+      throw "kernel-builder: the `rev` argument of genKernelFlakeOutputs is deprecated; pass the flake's self instead: kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; }"
+    else args.path or (throw "kernel-builder: genKernelFlakeOutputs needs `path`: call it as kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; }");
+  system = args.system or (if context.toolchain != null then context.toolchain.system else "x86_64-linux");
+  toolchainProvider = args.toolchainProvider or null;
+  # upstream: the import check of every variant build; false skips it (see docs/nix.md)
+  doGetKernelCheck = args.doGetKernelCheck or true;
+  pythonCheckInputs = args.pythonCheckInputs or (_: [ ]);
+  pythonNativeCheckInputs = args.pythonNativeCheckInputs or (_: [ ]);
+
   config = pure.kernelConfig path;
-  buildSets = builtins.fromJSON (builtins.readFile (builderSrc.outPath + "/nix/build-sets.json"));
+  buildSets = pure.torchVersions.apply (args.torchVersions or null)
+    (builtins.fromJSON (builtins.readFile (builderSrc.outPath + "/nix/build-sets.json")));
   records = pure.variantRecords.records buildSets config.toml system;
   providers = import ../../toolchains;
   # Pinned (hermetic) toolchains unless `kernel-builder build --toolchain host` recorded
@@ -39,8 +53,12 @@ let
   variants = map withToolchain records;
   buildable = builtins.filter (v: v.toolchain.available) variants;
 
+  # doGetKernelCheck = false: the one-variant build skips its import check (an attribute
+  # only then, so the default derivations stay as they are).
+  importCheckAttrs = if doGetKernelCheck then { } else { noImportCheck = "1"; };
   mkVariant = extraAttrs: v: import ./variant.nix {
-    inherit config system kernel extraAttrs;
+    inherit config system kernel;
+    extraAttrs = importCheckAttrs // extraAttrs;
     inherit (v) backend toolchain;
     variant = v.name;
     src = sources.${v.backend};
@@ -60,6 +78,31 @@ let
     variants = map (v: { name = v.name; drv = redistributable.${v.name}; }) bundleVariants;
   };
   buildVariants = import ./build-variants.nix { inherit config system bundle shell; };
+  # upstream's names: build-and-copy (= build-variants) and build-and-upload
+  buildAndCopy = import ./build-variants.nix { inherit config system bundle shell; program = "build-and-copy"; };
+  buildAndUpload = import ./build-and-upload.nix {
+    inherit config system shell;
+    copy = buildAndCopy;
+    cli = import ../../cli-package.nix { inherit builderSrc system; };
+    count = builtins.length bundleVariants;
+  };
+  ci = import ./ci.nix {
+    inherit config system shell;
+    members = builtins.concatMap
+      (v: [ { name = v.name; drv = redistributable.${v.name}; } { name = "${v.name}-check"; drv = checks.${v.name}; } ]
+        ++ (if kernelTests ? ${v.name} then [ { name = "${v.name}-tests"; drv = kernelTests.${v.name}.check; } ] else [ ]))
+      buildable;
+  };
+  testSiteOf = v: if v.toolchain ? testSite then v.toolchain.testSite testPackages else null;
+  testShells = byName
+    (v: import ./test-shell.nix {
+      inherit config system;
+      variant = v.name;
+      tree = redistributable.${v.name};
+      inherit (v) toolchain;
+      testSite = testSiteOf v;
+    })
+    buildable;
   devShells = byName
     (mkVariant {
       shellHook = ''
@@ -77,8 +120,44 @@ let
       drv = redistributable.${v.name};
       inherit (v) toolchain;
       pythonSrc = context.pythonFullSrc;
+      importCheck = doGetKernelCheck;
     })
     buildable;
+
+  # The kernel's tests/ against each buildable variant (kernel-tests.nix). `pkgs` of
+  # pythonCheckInputs is the pinned kernel-test package set of nix/toolchain-lock.json.
+  checkPackages = (import ../../toolchains/pinned/parts.nix { inherit system; }).checkPackages;
+  testsDir = path + "/tests";
+  hasTests = builtins.pathExists testsDir;
+  testsSrc = builtins.path {
+    path = testsDir;
+    name = "${config.name}-tests";
+    filter = p: type: baseNameOf p != "__pycache__";
+  };
+  asPackage = argName: i: p:
+    if builtins.isAttrs p && (p.kernelBuilderCheckPackage or false) then p
+    else throw "kernel-builder: ${argName}: element ${toString i} of its list is not a package of the pinned kernel-test set (got a ${builtins.typeOf p}); write it as `pkgs: with pkgs; [ einops ]`; the set holds: ${builtins.concatStringsSep ", " (builtins.attrNames checkPackages)}";
+  checkList = argName: f:
+    let l = f checkPackages; in
+    if !(builtins.isList l) then throw "kernel-builder: ${argName} must return a list, e.g. ${argName} = pkgs: with pkgs; [ einops ];"
+    else builtins.genList (i: asPackage argName i (builtins.elemAt l i)) (builtins.length l);
+  requiredPackage = name: checkPackages.${name}
+    or (throw "kernel-builder: the kernel-test package ${name} is not pinned in nix/toolchain-lock.json; add \"${name}\" to requests.python.test and run `kernel-builder toolchain lock`");
+  testPackages = map requiredPackage [ "pytest" "numpy" "kernels" ]
+    ++ checkList "pythonCheckInputs" pythonCheckInputs
+    ++ checkList "pythonNativeCheckInputs" pythonNativeCheckInputs;
+  kernelTests = byName
+    (v: import ./kernel-tests.nix {
+      inherit config system;
+      variant = v.name;
+      tree = redistributable.${v.name};
+      inherit (v) toolchain;
+      tests = testsSrc;
+      packages = testPackages;
+      select = context.testSelect or null;
+      testSite = testSiteOf v;
+    })
+    (if hasTests then buildable else [ ]);
   info = map
     (v: {
       inherit (v) name kind backend bundle;
@@ -97,6 +176,9 @@ in
     default = bundle;
     inherit bundle;
     build-variants = buildVariants;
+    build-and-copy = buildAndCopy;
+    build-and-upload = buildAndUpload;
+    inherit ci;
   };
   # Non-derivation values live here so that `nix flake check` passes; the CLI paths stay
   # `.#variants`, `.#redistributable.<variant>`.
@@ -111,7 +193,21 @@ in
     inherit sources;
     kernelIdentity = kernel;
     build-variants = buildVariants;
+    # The recorded kernel-test run of each buildable variant (`kernel-builder test`
+    # builds these; checks.<variant>-tests fails on a failed run). Empty without tests/.
+    testRuns = builtins.mapAttrs (_: t: t.run) kernelTests;
+    # One test shell per buildable variant (devShells.<sys>.test is the first).
+    inherit testShells;
+    # pythonCheckInputs' package set, by name (each: its pinned wheels).
+    checkPackages = builtins.mapAttrs (_: p: p.keys) checkPackages;
   };
-  devShells = { ${system} = devShells // (if buildable == [ ] then { } else { default = devShells.${(builtins.head buildable).name}; }); };
-  checks = { ${system} = checks; };
+  devShells = {
+    ${system} = devShells // (if buildable == [ ] then { } else {
+      default = devShells.${(builtins.head buildable).name};
+      test = testShells.${(builtins.head buildable).name};
+    });
+  };
+  checks = { ${system} = checks // builtins.listToAttrs (map
+    (name: { name = "${name}-tests"; value = kernelTests.${name}.check; })
+    (builtins.attrNames kernelTests)); };
 }

@@ -38,6 +38,9 @@ if [ -n "${kernelCommit:-}" ]; then
     args+=(--kernel-dirty)
   fi
 fi
+if [ "${noImportCheck:-}" = 1 ]; then
+  args+=(--no-import-check)  # doGetKernelCheck = false in the kernel's flake.nix
+fi
 case "${toolchainProvider:-host}" in
   host) echo "kernel-builder: building $variant with $toolchainPython (host toolchain, not hermetic)" ;;
   *) echo "kernel-builder: building $variant with the $toolchainProvider toolchain ($toolchainPython)" ;;

@@ -2,7 +2,7 @@
 # function here evaluates (and is tested, ../tests) without building or copying anything.
 # The derivation builders in ../builders take this set as `pure`; ../default.nix joins both.
 #
-# Type: { versions; names; matrix; inputs; kernelConfig; kernelIdentity; variantRecords; }
+# Type: { versions; names; matrix; inputs; kernelConfig; kernelIdentity; variantRecords; torchVersions; flakeArgs; }
 {
   versions = import ./versions.nix;
   names = import ./names.nix;
@@ -11,4 +11,6 @@
   kernelConfig = import ./kernel-config.nix;
   kernelIdentity = import ./kernel-identity.nix;
   variantRecords = import ./variant-records.nix;
+  torchVersions = import ./torch-versions.nix;
+  flakeArgs = import ./flake-args.nix;
 }

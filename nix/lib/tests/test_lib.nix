@@ -15,7 +15,8 @@ let
     identity = { toolchainProvider = "fake"; };
   };
   relu = ../../../examples/relu;
-  outputs = lib.genKernelFlakeOutputs { path = relu; toolchainProvider = fake; };
+  outputsWith = extra: lib.genKernelFlakeOutputs ({ path = relu; toolchainProvider = fake; } // extra);
+  outputs = outputsWith { };
   legacy = outputs.legacyPackages.${system};
   buildSets = builtins.fromJSON (builtins.readFile ../../build-sets.json);
   matrixNames = map (v: v.name) ((import ../pure/matrix.nix).matrix buildSets (builtins.fromTOML (builtins.readFile (relu + "/build.toml"))) system).variants;
@@ -31,7 +32,11 @@ in
         checks = builtins.attrNames outputs.checks.${system};
         devShells = builtins.attrNames outputs.devShells.${system};
       };
-      expected = { packages = [ "build-variants" "bundle" "default" ]; checks = cpuNames; devShells = [ "default" ] ++ cpuNames; };
+      expected = {
+        packages = [ "build-and-copy" "build-and-upload" "build-variants" "bundle" "ci" "default" ];
+        checks = builtins.sort builtins.lessThan (cpuNames ++ map (n: "${n}-tests") cpuNames);
+        devShells = [ "default" "test" ] ++ cpuNames;
+      };
     };
     tableRow = {
       expr = let row = builtins.head legacy.variantTable; in { inherit (row) name buildable toolchainPython toolchainProvider; };
@@ -44,6 +49,44 @@ in
       expected = map (r: "no toolchain for ${r.buildSet}") (builtins.filter (r: r.backend == "cuda") legacy.variantTable);
     };
     sourcesPerBackend = { expr = builtins.attrNames legacy.sources; expected = [ "cpu" "cuda" ]; };
+    # upstream's arguments, with upstream's meaning
+    unknownArgumentIsRefused = {
+      expr = builtins.tryEval (outputsWith { torchVersion = _: [ ]; }).legacyPackages.${system}.variants;
+      expected = { success = false; value = false; };
+    };
+    emptyTorchVersionsGivesNoVariants = { expr = (outputsWith { torchVersions = _: [ ]; }).legacyPackages.${system}.variants; expected = [ ]; };
+    torchVersionsFilters = {
+      expr = (outputsWith { torchVersions = builtins.filter (v: v ? cpu && v.torchVersion == "2.13"); }).legacyPackages.${system}.variants;
+      expected = [ "torch213-cxx11-cpu-x86_64-linux" ];
+    };
+    revWithoutSelfIsRefused = {
+      expr = (builtins.tryEval (outputsWith { rev = "abc"; }).legacyPackages.${system}.variants).success;
+      expected = false;
+    };
+    doGetKernelCheckFalseSkipsTheImportCheck = {
+      expr = map (o: o.legacyPackages.${system}.redistributable.${builtins.head cpuNames}.noImportCheck or null)
+        [ outputs (outputsWith { doGetKernelCheck = false; }) ];
+      expected = [ null "1" ];
+    };
+    testShellIsTheFirstBuildableVariants = { expr = (outputs.devShells.${system}.test).variant; expected = builtins.head cpuNames; };
+    buildAndUploadNamesTheRepo = { expr = outputs.packages.${system}.build-and-upload.repoId; expected = "kernels-test/relu"; };
+    ciHasEveryBuildableVariantItsCheckAndTests = {
+      expr = outputs.packages.${system}.ci.memberNames;
+      expected = builtins.concatMap (n: [ n "${n}-check" "${n}-tests" ]) cpuNames;
+    };
+    testRunsForBuildableVariants = { expr = builtins.attrNames legacy.testRuns; expected = cpuNames; };
+    checkInputsAreNamed = {
+      expr = (outputsWith { pythonCheckInputs = pkgs: with pkgs; [ einops ]; }).legacyPackages.${system}.testRuns.${builtins.head cpuNames}.checkInputs;
+      expected = [ "pytest" "numpy" "kernels" "einops" ];
+    };
+    aCheckInputMustBeAPinnedPackage = {
+      expr = (builtins.tryEval (let l = (outputsWith { pythonCheckInputs = _: [ "einops" ]; }).legacyPackages.${system}.testRuns.${builtins.head cpuNames}.checkInputs; in builtins.deepSeq l l)).success;
+      expected = false;
+    };
+    checkPackagesAreTheLocksTestGroups = {
+      expr = builtins.all (n: legacy.checkPackages ? ${n}) [ "pytest" "numpy" "kernels" "einops" ];
+      expected = true;
+    };
     needsPath = { expr = (builtins.tryEval (lib.genKernelFlakeOutputs { toolchainProvider = fake; }).legacyPackages.${system}.variants).success; expected = false; };
   };
   kernelConfig = {

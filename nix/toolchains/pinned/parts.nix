@@ -1,7 +1,7 @@
 # The pinned toolchain's derivations, built from nix/toolchain-lock.json (see pinned.nix
 # for the picture). Shared by the provider and the kernel-builder CLI package.
 #
-# Type: { system } -> { lock; seed; runtime; cc; ccLink; python; driver; cli; envs; cudas }
+# Type: { system } -> { lock; seed; runtime; cc; ccLink; python; driver; cli; envs; cudas; checkPackages; testSite }
 { system }:
 let
   # The schema this library reads; another one (a lock from a newer or older kernel-builder,
@@ -99,7 +99,39 @@ let
     };
   cudas = builtins.listToAttrs (map (name: { inherit name; value = cudaOf name; }) envNames);
 
+  # The kernel-test package set (requests.python.test; `pkgs` of a kernel flake's
+  # pythonCheckInputs): one value per name, the group of wheels it needs (its own and its
+  # dependencies'), resolved by `kernel-builder toolchain lock` into `test:<name>`.
+  prefix = "test:";
+  testGroups = builtins.filter (g: builtins.substring 0 (builtins.stringLength prefix) g == prefix) (builtins.attrNames lock.groups);
+  checkPackages = builtins.listToAttrs (map
+    (group:
+      let name = builtins.substring (builtins.stringLength prefix) (-1) group; in
+      { inherit name; value = { kernelBuilderCheckPackage = true; pname = name; keys = lock.groups.${group}; }; })
+    testGroups);
+
+  # A wheel's project as PyPI normalizes it: "PyYAML-6.0.4-....whl" -> "pyyaml".
+  upper = [ "A" "B" "C" "D" "E" "F" "G" "H" "I" "J" "K" "L" "M" "N" "O" "P" "Q" "R" "S" "T" "U" "V" "W" "X" "Y" "Z" "_" "." ];
+  lower = [ "a" "b" "c" "d" "e" "f" "g" "h" "i" "j" "k" "l" "m" "n" "o" "p" "q" "r" "s" "t" "u" "v" "w" "x" "y" "z" "-" "-" ];
+  projectOf = key: builtins.replaceStrings upper lower (builtins.head (builtins.split "-" key));
+
+  # The check packages' wheels as a site-packages directory beside one environment: the
+  # wheels of projects the environment already has are left out (its torch, numpy win), as
+  # are repeats. Null when nothing is left to install.
+  testSite = envName: packages:
+    let
+      have = map projectOf lock.groups."env:${envName}";
+      keys = builtins.foldl'
+        (acc: key: if builtins.elem (projectOf key) (have ++ map projectOf acc) then acc else acc ++ [ key ])
+        [ ] (builtins.concatMap (p: p.keys) packages);
+    in
+    if keys == [ ] then null
+    else mkBuilt "kb-test-site-${envName}" ./test-site-builder.sh {
+      python = "${envs.${envName}}/bin/python";
+      inherit pip;
+      wheels = map fetchArtifact keys;
+    };
 in
 {
-  inherit lock pinnedSets seed runtime cc ccLink python driver cli envs cudas;
+  inherit lock pinnedSets seed runtime cc ccLink python driver cli envs cudas checkPackages testSite;
 }

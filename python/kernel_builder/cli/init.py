@@ -10,7 +10,6 @@ from pathlib import Path
 
 import click
 
-from kernel_builder._source import builder_source
 from kernel_builder.cli import output
 from kernel_builder.errors import ConfigError
 from kernel_builder.hub.card import default_template
@@ -18,7 +17,17 @@ from kernel_builder.ids import REPO_ID_RULE, RepoId
 
 __all__ = ["init", "scaffold_files", "INIT_BACKENDS"]
 
-INIT_BACKENDS = ("cpu", "cuda")
+# Every backend upstream's init scaffolds. rocm shares the CUDA source (compiled as HIP).
+# Only cpu and cuda compile on these machines; `list-variants` says why the others do not.
+INIT_BACKENDS = ("cpu", "cuda", "rocm", "xpu", "metal")
+
+# A noarch kernel runs wherever torch does: every backend's torch-<backend> variant.
+NOARCH_BACKENDS = ("cpu", "cuda", "rocm", "xpu", "metal")
+
+# The flake input written by default: where kernel-builder is published. `kernel-builder
+# build` and `test` always override it with the builder they run (kernel_flake.py), so it
+# is only read by plain `nix build` (see docs/cli.md, "kernel-builder init").
+DEFAULT_BUILDER_URL = "git+https://github.com/huggingface/kernel-builder"
 
 
 def _template(name: str) -> string.Template:
@@ -26,27 +35,20 @@ def _template(name: str) -> string.Template:
     return string.Template(text)
 
 
-def _default_builder_url() -> str:
-    """This checkout: ``git+file:`` when it is a git work tree (Nix then copies only tracked
-    files, not .venv or build outputs), else ``path:``."""
-    source = builder_source()
-    if source.kind == "installed" or not source.complete:  # a wheel's copy has no python/ beside it
-        return "git+https://github.com/huggingface/kernel-builder"
-    root = source.flake_dir
-    return f"git+file://{root}" if (root / ".git").exists() else f"path:{root}"
-
-
-def scaffold_files(repo_id: str, backends: Sequence[str], license: str, builder_url: str) -> dict[str, str]:
-    """Relative path -> content of every file of a new kernel (pure; no I/O but templates)."""
+def scaffold_files(
+    repo_id: str, backends: Sequence[str], license: str, builder_url: str, *, noarch: bool = False
+) -> dict[str, str]:
+    """Relative path -> content of every file of a new kernel (pure; no I/O but templates).
+    ``noarch``: a pure PyTorch kernel ([torch-noarch], no sources to compile)."""
     try:
         RepoId.parse(repo_id)
     except ValueError:
         raise ConfigError(f"--name must look like {REPO_ID_RULE}, got {repo_id!r}", hint="e.g. --name my-org/my-kernel") from None
-    unknown = [b for b in backends if b not in INIT_BACKENDS]
+    unknown = [b for b in backends if b not in (NOARCH_BACKENDS if noarch else INIT_BACKENDS)]
     if unknown or not backends:
         raise ConfigError(
             f"init cannot scaffold backend(s) {', '.join(unknown) or '(none)'}",
-            hint=f"choose from {', '.join(INIT_BACKENDS)} (add others to build.toml by hand)",
+            hint=f"choose from {', '.join(NOARCH_BACKENDS if noarch else INIT_BACKENDS)} (add others to build.toml by hand)",
         )
     name = repo_id.split("/", 1)[1].lower().replace("_", "-")
     module = name.replace("-", "_").replace(".", "_")
@@ -58,21 +60,36 @@ def scaffold_files(repo_id: str, backends: Sequence[str], license: str, builder_
         "builder_url": builder_url,
         "backends_list": ", ".join(f'"{b}"' for b in backends),
     }
-    values["kernel_tables"] = "".join(_template(f"kernel-{b}.toml.tmpl").substitute(values) for b in backends)
-    files = {
-        "build.toml": _template("build.toml.tmpl").substitute(values),
+    common = {
         "flake.nix": _template("flake.nix.tmpl").substitute(values),
         ".gitignore": _template("gitignore.tmpl").substitute(values),
         "CARD.md": default_template(),
+        f"tests/test_{module}.py": _template("test_kernel.py.tmpl").substitute(values),
+        f"benchmarks/benchmark_{module}.py": _template("benchmark.py.tmpl").substitute(values),
+        ".github/workflows/kernel.yml": _template("kernel.yml.tmpl").substitute(values),
+    }
+    if noarch:
+        return {
+            "build.toml": _template("build-noarch.toml.tmpl").substitute(values),
+            f"torch-ext/{module}/__init__.py": _template("__init__noarch.py.tmpl").substitute(values),
+            **common,
+        }
+    values["kernel_tables"] = "".join(_template(f"kernel-{b}.toml.tmpl").substitute(values) for b in backends)
+    files = {
+        "build.toml": _template("build.toml.tmpl").substitute(values),
         "torch-ext/torch_binding.h": _template("torch_binding.h.tmpl").substitute(values),
         "torch-ext/torch_binding.cpp": _template("torch_binding.cpp.tmpl").substitute(values),
         f"torch-ext/{module}/__init__.py": _template("__init__.py.tmpl").substitute(values),
-        f"tests/test_{module}.py": _template("test_kernel.py.tmpl").substitute(values),
+        **common,
     }
     if "cpu" in backends:
         files[f"{module}_cpu/{module}_cpu.cpp"] = _template("kernel_cpu.cpp.tmpl").substitute(values)
-    if "cuda" in backends:
+    if "cuda" in backends or "rocm" in backends:
         files[f"{module}_cuda/{module}_cuda.cu"] = _template("kernel_cuda.cu.tmpl").substitute(values)
+    if "xpu" in backends:
+        files[f"{module}_xpu/{module}_xpu.cpp"] = _template("kernel_xpu.cpp.tmpl").substitute(values)
+    if "metal" in backends:
+        files[f"{module}_metal/{module}_metal.mm"] = _template("kernel_metal.mm.tmpl").substitute(values)
     return files
 
 
@@ -93,26 +110,33 @@ def _git_init(directory: Path) -> bool:
 @click.command("init")
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--name", "repo_id", required=True, metavar="ORG/REPO", help="Hub repository of the kernel; REPO names the kernel.")
-@click.option("--backends", default="cpu,cuda", show_default=True, metavar="LIST", help="Comma-separated backends to scaffold (cpu, cuda).")
+@click.option("--backends", default="cpu,cuda", show_default=True, metavar="LIST", help="Comma-separated backends to scaffold: cpu, cuda, rocm, xpu, metal, or all.")
 @click.option("--license", "license_", default="Apache-2.0", show_default=True, help="License of the kernel (SPDX id).")
-@click.option("--builder-url", metavar="URL", help="Flake URL of kernel-builder written into flake.nix (default: this checkout, git+file: or path:).")
+@click.option("--builder-url", metavar="URL", help=f"Flake URL of kernel-builder written into flake.nix (default: {DEFAULT_BUILDER_URL}; `build` and `test` override it with the builder they run).")
+@click.option("--noarch", is_flag=True, help="A pure PyTorch kernel ([torch-noarch]: one torch-<backend> variant per backend, nothing to compile).")
 @click.option("--overwrite", is_flag=True, help="Replace files that already exist.")
 @click.option("--no-git", is_flag=True, help="Do not run `git init` + `git add` in DIRECTORY.")
-def init(directory: Path, repo_id: str, backends: str, license_: str, builder_url: str | None, overwrite: bool, no_git: bool) -> None:
+def init(
+    directory: Path, repo_id: str, backends: str, license_: str, builder_url: str | None, noarch: bool, overwrite: bool, no_git: bool
+) -> None:
     """Scaffold a kernel in DIRECTORY: build.toml (edition 5), flake.nix, sources, tests.
 
     \b
     Writes build.toml with [general.hub] repo-id, flake.nix calling
     kernel-builder.lib.genKernelFlakeOutputs, torch-ext/ (binding and Python package with
-    __all__), one source per backend, CARD.md (card template), tests/ and .gitignore; then
+    __all__), one source per backend, CARD.md (card template), tests/ (compares the kernel
+    with torch), benchmarks/, .github/workflows/kernel.yml (build, test, cache, upload on
+    tags) and .gitignore; then
     `git init` and stages everything (Nix only sees tracked files). Nothing is written if
     any file exists, unless --overwrite.
     Example:
       kernel-builder init my-kernel --name my-org/my-kernel --backends cpu
-      kernel-builder build my-kernel --local && python -m pytest my-kernel/tests
+      kernel-builder test my-kernel
     """
     chosen = [b.strip() for b in backends.split(",") if b.strip()]
-    files = scaffold_files(repo_id, chosen, license_, builder_url or _default_builder_url())
+    if chosen == ["all"]:
+        chosen = list(NOARCH_BACKENDS if noarch else INIT_BACKENDS)
+    files = scaffold_files(repo_id, chosen, license_, builder_url or DEFAULT_BUILDER_URL, noarch=noarch)
     existing = [rel for rel in files if (directory / rel).exists()]
     if existing and not overwrite:
         raise ConfigError(

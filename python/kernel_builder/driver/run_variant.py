@@ -42,6 +42,11 @@ def parser() -> argparse.ArgumentParser:
         default=os.environ.get("KERNEL_BUILDER_STRICT_MANYLINUX") == "1",
         help="fail (not warn) on manylinux_2_28 violations (default with the pinned toolchain, which sets KERNEL_BUILDER_STRICT_MANYLINUX=1)",
     )
+    p.add_argument(
+        "--no-import-check",
+        action="store_true",
+        help="skip importing the built variant (a kernel flake's doGetKernelCheck = false)",
+    )
     p.add_argument("--keep-scratch", action="store_true", help="keep the generated CMake project and logs")
     p.add_argument("-v", "--verbose", action="store_true", help="stream compiler output to stderr")
     return p
@@ -92,6 +97,7 @@ def main(argv: list[str] | None = None) -> int:
             verbose=args.verbose,
             keep_scratch=args.keep_scratch,
             strict_manylinux=args.strict_manylinux,
+            import_check=not args.no_import_check,
         )
     except KernelBuilderError as exc:
         print(f"error: {exc}", file=sys.stderr)

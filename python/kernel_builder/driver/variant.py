@@ -88,8 +88,10 @@ def build_variant(
     verbose: bool = False,
     keep_scratch: bool = False,
     strict_manylinux: bool = False,
+    import_check: bool = True,
 ) -> VariantResult:
-    """Build ``variant_name`` of the kernel in ``source`` into ``out_dir/variant_name``."""
+    """Build ``variant_name`` of the kernel in ``source`` into ``out_dir/variant_name``.
+    ``import_check=False`` skips importing it (upstream's ``doGetKernelCheck = false``)."""
     started = time.monotonic()
     source = Path(source).resolve()
     out = Path(out_dir).resolve()
@@ -119,7 +121,8 @@ def build_variant(
     staged = staging_dir(out, variant.name)
     importer = None
     try:
-        importer = start_import_check(toolchain_python)  # imports torch while we compile
+        if import_check:
+            importer = start_import_check(toolchain_python)  # imports torch while we compile
         # Noarch variants compile nothing and need no scratch directory.
         scratch_context = (
             scratch_dir(build, source, variant.name, ops_id, keep=keep_scratch) if is_arch else contextlib.nullcontext()
@@ -133,7 +136,7 @@ def build_variant(
                 log.info(f"scratch kept at {scratch.path}")
         report = check_variant(
             staged,
-            python=toolchain_python,
+            python=toolchain_python if import_check else None,
             pyext=build.pyext,
             python_name=build.python_name,
             strict_manylinux=strict_manylinux,

@@ -80,13 +80,18 @@ def kernel_flake_ref(kernel_dir: Path, *, state: Path | None = None) -> str:
     return f"path:{prepare_kernel_source(kernel_dir.resolve(), state or state_dir())}"
 
 
-def prepare_flake_input(toolchains: ToolchainsRecord | None, identity: KernelIdentity, *, state: Path | None = None) -> Path:
-    """Write (or reuse) the flake input directory and return its path."""
+def prepare_flake_input(
+    toolchains: ToolchainsRecord | None, identity: KernelIdentity, *, state: Path | None = None, test_select: str | None = None
+) -> Path:
+    """Write (or reuse) the flake input directory and return its path. ``test_select`` is
+    ``kernel-builder test -k``'s expression, read only by the kernel-test runs."""
     state = state or state_dir()
     files = [(rel, path.read_bytes()) for rel, path in _checked_source().files()]
     if toolchains is not None:
         files.append(("state/toolchains.json", (json.dumps(to_json(toolchains), indent=2, sort_keys=True) + "\n").encode()))
     files.append(("state/kernel.json", (json.dumps(identity.as_record(), sort_keys=True) + "\n").encode()))
+    if test_select is not None:
+        files.append(("state/test-args.json", (json.dumps({"select": test_select}) + "\n").encode()))
     digest = hashlib.sha256()
     for rel, data in files:
         digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
@@ -157,6 +162,7 @@ def prepare_kernel_flake(
     *,
     state: Path | None = None,
     toolchain: str = "pinned",
+    test_select: str | None = None,
 ) -> PreparedFlake:
     """Write the flake input and return the kernel's flake ref and override args.
 
@@ -176,7 +182,7 @@ def prepare_kernel_flake(
             record = discover([*extra_pythons, *previous], state=state)
             write_toolchains(record, state=state)
     identity = kernel_identity(kernel_dir)
-    flake_input = prepare_flake_input(record, identity, state=state)
+    flake_input = prepare_flake_input(record, identity, state=state, test_select=test_select)
     args = ("--override-input", "kernel-builder", f"path:{flake_input}", "--no-write-lock-file")
     ref = kernel_flake_ref(kernel_dir, state=state)
     return PreparedFlake(ref, args, identity, toolchains_path(state))

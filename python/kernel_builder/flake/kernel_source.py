@@ -6,7 +6,8 @@ would enter the store (and any store or cache that copies the source). So
 ``kernel-builder build`` never hands Nix the kernel directory: it hands it a copy, in the
 state directory, of build.toml, the flake files, the files build.toml names (``src``,
 ``include`` directories, the Python package's ``pyext`` files) and the bundle's extras
-(``CARD.md``, ``benchmarks/``). The same rule filters each backend's source in Nix
+(``CARD.md``, ``benchmarks/``) and the kernel's ``tests/``, which the kernel-test runs read
+(a variant derivation never does, so editing a test rebuilds no variant). The same rule filters each backend's source in Nix
 (``nix/lib/pure/inputs.nix``). A secret key among them is refused by name: nothing secret
 enters the store.
 """
@@ -29,7 +30,7 @@ __all__ = ["is_secret_key", "kernel_files", "prepare_kernel_source"]
 
 _KEEP = 24  # kernel source copies kept in the state directory
 _FLAKE_FILES = ("flake.nix", "flake.lock", "CARD.md")
-_EXTRA_DIRS = ("benchmarks",)
+_EXTRA_DIRS = ("benchmarks", "tests")
 _SKIP_DIRS = ("__pycache__", ".git")
 _NIX_SECRET = re.compile(rb"^[A-Za-z0-9._+-]+:([A-Za-z0-9+/]{86}==)\s*$")
 _PEM_SECRET = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")

@@ -5,6 +5,9 @@ Resolution uses the ordinary clients, so it sees exactly what ``fetch`` will dow
 sha256, pool URL), and ``pip install --dry-run --report`` for each Python environment
 (every wheel with its sha256, for CPython 3.11 on manylinux x86_64). Wheels that come
 from a local mirror get their public URL (PyPI's, or PyTorch's for ``+cpu`` builds).
+Each kernel-test package (``requests.python.test``) is resolved on its own, with its
+dependencies, into group ``test:<name>``: the package set a kernel flake's
+``pythonCheckInputs`` picks from (see docs/testing.md).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.pinned.clients import pip_platform_args, run_tool, seed_nar_hash
 from kernel_builder.toolchain.pinned.fetch import download_debs
 from kernel_builder.toolchain.pinned.lockfile import SCHEMA, Artifact, load_lock, lock_path, store_name
+from kernel_builder.toolchain.pinned.lockrequests import check_package_name
 
 __all__ = ["resolve_debs", "resolve_wheels", "public_wheel_url", "relock"]
 
@@ -101,6 +105,8 @@ def relock(path: Path | None = None) -> dict[str, Any]:
     python = requests["python"]
     for env, requirements in python["environments"].items():
         add(f"env:{env}", resolve_wheels(list(requirements), python=python["version"]))
+    for requirement in python.get("test", []):
+        add(f"test:{check_package_name(requirement)}", resolve_wheels([requirement], python=python["version"]))
     seed_request = requests["seed"]
     seed_key = next(k for k in groups[seed_request["group"]] if artifacts[k]["name"] == seed_request["deb"])
     with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from kernel_builder._source import nix_data_file
 
-__all__ = ["ENV_VAR", "lock_path", "served_build_sets", "torch_environments"]
+__all__ = ["ENV_VAR", "lock_path", "served_build_sets", "check_package_name", "check_packages", "torch_environments"]
 
 ENV_VAR = "KERNEL_BUILDER_TOOLCHAIN_LOCK"
 
@@ -59,3 +60,19 @@ def torch_environments(path: Path | None = None) -> list[tuple[str, str, tuple[s
         if pins and env in serves:
             out.append((env, pins[0], tuple(serves[env])))
     return out
+
+
+def check_package_name(requirement: str) -> str:
+    """The name a kernel flake's ``pythonCheckInputs`` uses for a test request: the
+    requirement's project name, normalized as PyPI does (``Huggingface_Hub>=1`` ->
+    ``huggingface-hub``). nix/toolchains/pinned/parts.nix reads the groups by it."""
+    match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+    if not match:
+        raise ValueError(f"not a requirement: {requirement!r}")
+    return re.sub(r"[-_.]+", "-", match.group(1)).lower()
+
+
+def check_packages(path: Path | None = None) -> list[str]:
+    """The names of the pinned kernel-test packages (``requests.python.test``), sorted."""
+    _, requests = _requests(str(path or lock_path()))
+    return sorted(check_package_name(r) for r in (requests.get("python") or {}).get("test") or [])

@@ -1,0 +1,39 @@
+# Builder of a kernel-test run (see kernel-tests.nix). Records pytest's outcome; never
+# fails for a failing test (the check derivation does), only when it cannot run pytest.
+set -euo pipefail
+if [ ! -e /bin/sh ] && [ -n "${sandboxShell:-}" ]; then
+  mkdir -p /bin && ln -s "$sandboxShell" /bin/sh
+fi
+export HOME="$NIX_BUILD_TOP/home"
+mkdir -p "$HOME" "$out"
+work="$NIX_BUILD_TOP/work"
+mkdir -p "$work/import" "$work/plugin"
+cp -r "$tests" "$work/tests"
+chmod -R u+w "$work/tests"
+# `import <name>` gives the variant, as upstream's test runner sets it up.
+ln -s "$tree/$variant" "$work/import/$pythonName"
+cp "$gpuPlugin" "$work/plugin/kernel_tests_gpu.py"
+path="$work/import:$work/plugin"
+if [ -n "$testSite" ]; then
+  path="$path:$testSite/site-packages"
+  [ -d "$testSite/bin" ] && export PATH="$testSite/bin:$PATH"
+fi
+export PYTHONPATH="$path" PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1
+export KERNEL_BUILD_DIR="$tree"
+if [ -n "$repoId" ]; then
+  export LOCAL_KERNELS="$repoId=$tree"
+fi
+cd "$work"
+echo "kernel-builder: testing $variant with $toolchainPython"
+select=()
+if [ -n "${pytestSelect:-}" ]; then
+  select=(-k "$pytestSelect")
+fi
+set +e
+"$toolchainPython" -m pytest tests "${select[@]}" -p no:cacheprovider -p kernel_tests_gpu -rfEs \
+  --junitxml="$out/junit.xml" -o junit_family=xunit2 > "$out/log" 2>&1
+status=$?
+set -e
+cat "$out/log"
+echo "$status" > "$out/exit-code"
+echo "$variant" > "$out/variant"

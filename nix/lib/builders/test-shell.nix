@@ -1,0 +1,31 @@
+# A variant's test shell (`nix develop .#devShells.<sys>.test`, `testShells.<variant>`,
+# `kernel-builder testshell`): the variant's toolchain, the built variant importable as the
+# kernel-test runs see it (`import <name>`, KERNEL_BUILD_DIR, LOCAL_KERNELS) and the
+# kernel-test packages (pytest on PATH). `nix develop` builds the variant first.
+#
+# Type: { config; system; variant; tree; toolchain; testSite } -> derivation
+{ config, system, variant, tree, toolchain, testSite }:
+derivation (toolchain.env // {
+  name = "${config.name}-${variant}-test-shell";
+  inherit system variant tree;
+  builder = toolchain.builder;
+  args = [ "-c" "echo 'a test shell is entered with nix develop, not built' > $out" ];
+  outputs = [ "out" ];
+  inherit (toolchain) toolchainPython;
+  pythonName = config.pythonName;
+  repoId = if config.hubRepoId == null then "" else config.hubRepoId;
+  testSite = if testSite == null then "" else testSite;
+  shellHook = ''
+    kb_import=$(mktemp -d)
+    ln -s "$tree/$variant" "$kb_import/$pythonName"
+    if [ -n "$testSite" ]; then
+      export PATH="$testSite/bin:$PATH"
+      export PYTHONPATH="$kb_import:$testSite/site-packages"
+    else
+      export PYTHONPATH="$kb_import"
+    fi
+    export KERNEL_BUILD_DIR="$tree"
+    if [ -n "$repoId" ]; then export LOCAL_KERNELS="$repoId=$tree"; fi
+    echo "kernel-builder test shell: ${config.name} $variant (import $pythonName; python: $toolchainPython)" >&2
+  '';
+})

@@ -1,0 +1,50 @@
+"""``kernel-builder build-and-upload``: ``build`` then ``upload`` of the same directory.
+
+Upstream's command of that name, and the flake app ``nix run .#build-and-upload``: the
+variants are built into DIR/build exactly as ``build`` builds them, then DIR is published
+exactly as ``upload`` publishes it (repo id from build.toml's [general.hub] or --repo-id).
+Nothing is uploaded when the build fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kernel_builder.cli.build import build
+from kernel_builder.cli.upload import upload
+
+__all__ = ["build_and_upload"]
+
+
+@click.command("build-and-upload")
+@click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--repo-id", metavar="ORG/NAME", help="Repository to publish to (default: [general.hub] repo-id).")
+@click.option("--branch", metavar="BRANCH", help="Branch for the variants (default: [general.hub] branch, else v<version>).")
+@click.option("--variant", "variants", multiple=True, metavar="NAME", help="Build and upload only this variant (repeatable).")
+@click.option("--backend", "backends", multiple=True, metavar="NAME", help="Only variants of this backend (repeatable).")
+@click.option("-j", "--max-jobs", "max_jobs", type=click.IntRange(min=0), help="Variants built at once (as for build).")
+@click.option("--cores", type=click.IntRange(min=1), help="Compile jobs each variant build may use.")
+@click.option("-L", "--print-build-logs", "print_build_logs", is_flag=True, help="Stream every variant's build log to stderr.")
+@click.option("--toolchain", type=click.Choice(["pinned", "host"]), default="pinned", show_default=True, help="As for build.")
+@click.option("--create-pr", is_flag=True, help="Open pull requests instead of committing to the branches directly.")
+@click.pass_context
+def build_and_upload(
+    ctx: click.Context, directory: Path, repo_id: str | None, branch: str | None, variants: tuple[str, ...],
+    backends: tuple[str, ...], max_jobs: int | None, cores: int | None, print_build_logs: bool, toolchain: str,
+    create_pr: bool,
+) -> None:
+    """Build the variants of the kernel in DIRECTORY into DIRECTORY/build, then upload them.
+
+    \b
+    The same as `kernel-builder build DIR` followed by `kernel-builder upload DIR`.
+    Examples:
+      kernel-builder build-and-upload .
+      kernel-builder build-and-upload . --backend cpu --repo-id my-org/my-kernel
+    """
+    ctx.invoke(
+        build, directory=directory, variants=variants, backends=backends, max_jobs=max_jobs, cores=cores,
+        print_build_logs=print_build_logs, toolchain=toolchain,
+    )
+    ctx.invoke(upload, directory=directory, repo_id=repo_id, branch=branch, create_pr=create_pr)

@@ -1,0 +1,87 @@
+"""``kernel-builder test``: run the kernel's tests/ against its built variants in the sandbox.
+
+Thin: selects variants from the flake's table like ``build`` does, has
+``flake.kernel_tests`` build the kernel-test runs, then prints pytest's summary per variant
+and, for a variant whose tests failed, the failing tests and pytest's report of them.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kernel_builder.cli import output
+from kernel_builder.errors import BuildError, CheckError, ConfigError
+from kernel_builder.flake.selection import select_variants
+
+__all__ = ["test"]
+
+
+@click.command("test")
+@click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--variant", "variants", multiple=True, metavar="NAME", help="Test only this variant (repeatable).")
+@click.option("--backend", "backends", multiple=True, metavar="NAME", help="Test only variants of this backend (repeatable).")
+@click.option("-k", "select", metavar="EXPR", help="Run only the tests pytest's -k EXPR selects.")
+@click.option("-j", "--max-jobs", "max_jobs", type=click.IntRange(min=1), help="Derivations built at once (default: 1).")
+@click.option("--cores", type=click.IntRange(min=1), help="Compile jobs each variant build may use.")
+@click.option("-L", "--print-build-logs", "print_build_logs", is_flag=True, help="Stream build and test logs to stderr.")
+@click.option("--json", "as_json", is_flag=True, help="Print the outcome of each variant as JSON on stdout.")
+def test(
+    directory: Path, variants: tuple[str, ...], backends: tuple[str, ...], select: str | None,
+    max_jobs: int | None, cores: int | None, print_build_logs: bool, as_json: bool,
+) -> None:
+    """Run the kernel's tests/ with pytest against each selected variant, in the Nix sandbox.
+
+    \b
+    Every bundle variant with a pinned toolchain is tested (like `build`); each run uses the
+    variant's torch environment plus pytest, numpy, kernels and the flake's
+    pythonCheckInputs (see docs/testing.md). Tests that need a GPU are reported skipped
+    where there is none. A failing test fails the command (exit 8) and shows its output.
+    Examples:
+      kernel-builder test examples/relu
+      kernel-builder test . --variant torch214-cxx11-cpu-x86_64-linux -k dtype
+    """
+    from kernel_builder.config import load  # lazy: config reader and nix are not needed for --help
+    from kernel_builder.flake import flake_build, kernel_tests, nix  # lazy: as load
+
+    kernel_dir = directory.resolve()
+    load(kernel_dir, check_sources=True)
+    if not (kernel_dir / "tests").is_dir():
+        raise ConfigError(f"{kernel_dir} has no tests/ directory", hint="kernel tests are pytest files under tests/ (`kernel-builder init` writes one)")
+    if not (kernel_dir / "flake.nix").is_file():
+        raise ConfigError(f"{kernel_dir / 'flake.nix'} does not exist", hint="`kernel-builder init` writes one")
+    flake = flake_build.open_kernel_flake(kernel_dir, test_select=select)
+    selected, notes = select_variants(flake.table, variants, backends)
+    for note in notes:
+        output.note(f"skip {note}")
+    if not selected:
+        raise BuildError("no variant of this kernel can be built (and tested) on this machine")
+    options = nix.NixOptions(max_jobs=max_jobs or 1, cores=cores or 1, print_build_logs=print_build_logs, sandbox=True, keep_going=True)
+    output.note(f"testing {len(selected)} variant(s): {', '.join(selected)}")
+
+    def on_event(event: nix.BuildEvent) -> None:
+        if print_build_logs and event.kind == "log" and event.text:
+            output.note(f"{event.target or ''}> {event.text}")
+
+    outcomes = kernel_tests.run_kernel_tests(flake, selected, options, on_event=on_event, fetch_progress=output.progress_bar("fetch"))
+    for outcome in outcomes:
+        mark = "ok" if outcome.ok else "FAILED"
+        output.note(f"{outcome.variant}: {outcome.summary or f'pytest exit {outcome.exit_code}'} [{mark}]")
+        for skip in outcome.skipped:
+            output.note(f"  skipped {skip.test}: {skip.message}")
+        if not outcome.ok:
+            for failure in outcome.failures:
+                output.note(f"  failed {failure.test}: {failure.message}")
+            output.note(outcome.failure_output())
+    if as_json:
+        output.result_json([
+            {"variant": o.variant, "exit_code": o.exit_code, "ok": o.ok, "summary": o.summary, "passed": o.passed,
+             "counts": o.counts, "failed": [f.test for f in o.failures], "skipped": {s.test: s.message for s in o.skipped},
+             "log": str(o.log)}
+            for o in outcomes
+        ])
+    failed = [o for o in outcomes if not o.ok]
+    if failed:
+        names = "; ".join(f"{o.variant}: {', '.join(f.test for f in o.failures) or f'pytest exit {o.exit_code}'}" for o in failed)
+        raise CheckError(f"kernel tests failed for {len(failed)} of {len(outcomes)} variant(s): {names}")

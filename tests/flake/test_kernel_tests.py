@@ -1,0 +1,147 @@
+"""A kernel's own tests as derivations: `kernel-builder test` and checks.<variant>-tests.
+
+Real nix builds in the sandbox with the pinned torch 2.13 CPU toolchain: one relu copy with
+extra tests (one failing, two that need a GPU), built once and tested several ways.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from kernel_builder.flake import nix
+from kernel_builder.flake.kernel_flake import prepare_kernel_flake
+from nix_support import REPO, copy_kernel, kernel_builder, make_dirty, snapshot_builder
+
+pytestmark = pytest.mark.slow
+
+CPU213 = "torch213-cxx11-cpu-x86_64-linux"
+
+EXTRA_TESTS = '''
+import pytest
+import torch
+
+import relu
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda"])
+def test_device(device):
+    x = torch.randn(4, device=device)
+    assert torch.equal(relu.relu(x), torch.relu(x))
+
+
+def test_gpu_runtime():
+    torch.zeros(1).cuda()
+
+
+def test_broken():
+    assert relu.relu(torch.tensor([-1.0])).item() == -1.0
+'''
+
+EINOPS_TEST = '''
+import einops
+import torch
+
+import relu
+
+
+def test_rearranged_input():
+    x = einops.rearrange(torch.randn(2, 3), "a b -> b a")
+    assert torch.equal(relu.relu(x.contiguous()), torch.relu(x))
+'''
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    state = tmp_path_factory.mktemp("kb-state")
+    builder = snapshot_builder(tmp_path_factory.mktemp("builder"))
+    pinned = {"KERNEL_BUILDER_STATE_DIR": str(state), "KERNEL_BUILDER_ROOT": str(builder)}
+    saved = {k: os.environ.get(k) for k in pinned}
+    os.environ.update(pinned)  # for the in-process prepare_kernel_flake
+    yield {**os.environ, **pinned, "PYTHONPATH": str(REPO / "python")}
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture(scope="module")
+def relu(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    kernel = copy_kernel("relu", tmp_path_factory.mktemp("relu") / "relu")
+    (kernel / "tests" / "test_extra.py").write_text(EXTRA_TESTS)
+    make_dirty(kernel)  # later flake.nix edits keep the unique id, so the variant builds once
+    return kernel
+
+
+def _test_json(kernel: Path, env: dict[str, str], *args: str) -> tuple[int, list[dict], str]:
+    done = kernel_builder("test", str(kernel), "--variant", CPU213, "--json", *args, env=env, check=False)
+    return done.returncode, json.loads(done.stdout) if done.stdout.strip() else [], done.stderr
+
+
+@pytest.mark.timeout(900)
+def test_a_failing_test_fails_the_command_and_gpu_tests_are_skipped(relu: Path, env: dict[str, str]) -> None:
+    code, rows, stderr = _test_json(relu, env)
+    assert code == 8, stderr[-3000:]
+    (row,) = rows
+    assert row["variant"] == CPU213 and not row["ok"] and row["exit_code"] == 1
+    assert row["failed"] == ["tests.test_extra::test_broken"]
+    assert row["skipped"] == {
+        "tests.test_extra::test_device[cuda]": "needs a GPU (none here)",
+        "tests.test_extra::test_gpu_runtime": "needs a GPU (none here): Torch not compiled with CUDA enabled",
+    }
+    # relu's own 5 tests and the CPU half of test_device passed; GPU tests are not among them
+    assert row["passed"] == 6
+    assert "1 failed, 6 passed, 2 skipped" in row["summary"]
+    assert "test_broken" in stderr and "assert 0.0 == -1.0" in stderr  # the failing test's output
+    assert "kernel tests failed for 1 of 1 variant(s)" in stderr
+
+
+@pytest.mark.timeout(900)
+def test_k_selects_and_a_passing_run_succeeds(relu: Path, env: dict[str, str]) -> None:
+    code, rows, stderr = _test_json(relu, env, "-k", "not broken")
+    assert code == 0, stderr[-3000:]
+    (row,) = rows
+    assert row["ok"] and row["failed"] == [] and row["passed"] == 6
+    assert "1 deselected" in row["summary"]
+
+
+@pytest.mark.timeout(900)
+def test_the_flake_check_fails_naming_the_test(relu: Path, env: dict[str, str]) -> None:
+    prepared = prepare_kernel_flake(relu)
+    argv = nix.nix_argv("build", "--no-link", "--cores", "1", *prepared.flake_args, prepared.installable(f"checks.x86_64-linux.{CPU213}-tests"))
+    done = subprocess.run(argv, env=nix.nix_env(sandbox=True), capture_output=True, text=True, check=False)
+    assert done.returncode != 0
+    assert "FAILED tests/test_extra.py::test_broken" in done.stderr
+    assert "kernel tests failed (pytest exit 1)" in done.stderr
+
+
+@pytest.mark.timeout(900)
+def test_python_check_inputs_reach_the_tests(relu: Path, env: dict[str, str]) -> None:
+    (relu / "tests" / "test_extra.py").unlink()
+    (relu / "tests" / "test_einops.py").write_text(EINOPS_TEST)
+    flake = relu / "flake.nix"
+    original = flake.read_text()
+    try:
+        code, rows, stderr = _test_json(relu, env)
+        assert code == 8 and "No module named 'einops'" in stderr  # not an input yet: the test cannot import it
+        flake.write_text(original.replace("path = ./.; }", "path = ./.; pythonCheckInputs = pkgs: with pkgs; [ einops ]; }"))
+        code, rows, stderr = _test_json(relu, env)
+        assert code == 0, stderr[-3000:]
+        assert rows[0]["passed"] == 6
+    finally:
+        flake.write_text(original)
+
+
+def test_a_check_input_the_lock_lacks_is_refused_with_the_fix(tmp_path: Path, env: dict[str, str]) -> None:
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    flake = kernel / "flake.nix"
+    flake.write_text(flake.read_text().replace("path = ./.; }", "path = ./.; pythonCheckInputs = pkgs: with pkgs; [ notpinned ]; }"))
+    done = kernel_builder("test", str(kernel), "--variant", CPU213, env=env, check=False)
+    assert done.returncode == 3, done.stderr[-3000:]
+    assert "undefined variable 'notpinned'" in done.stderr
+    assert "hint: notpinned is not in the pinned kernel-test package set: add it to requests.python.test" in done.stderr

@@ -1,0 +1,182 @@
+"""genKernelFlakeOutputs takes upstream's arguments with upstream's meaning (evaluation only).
+
+Kernel flakes here are written in the style of the kernels-community ones: a
+``torchVersions`` function over records with upstream's field names, ``pythonCheckInputs``
+as ``pkgs: with pkgs; [ ... ]``. The variant lists they give are compared with the Python
+matrix over the build sets an upstream-style filter keeps, filtered here in Python.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kernel_builder.config import load
+from kernel_builder.errors import NixError
+from kernel_builder.flake import nix
+from kernel_builder.flake.kernel_flake import prepare_kernel_flake
+from kernel_builder.variants.buildsets import load_build_sets
+from kernel_builder.variants.matrix import matrix
+from nix_support import copy_kernel, snapshot_builder
+
+SYSTEM = "x86_64-linux"
+
+# Filters as kernels-community flakes write them (from their description, in our words).
+CPU_ONLY_ON_X86 = """all: builtins.map (v: v // {
+      systems = builtins.filter (s: !(v ? cpu) || s == "x86_64-linux") v.systems; }) all"""
+ONE_SET = """all: builtins.filter (v: v.torchVersion == "2.14" && (v.cudaVersion or null) == "13.0") all"""
+NO_XPU_BEFORE_213 = """all: builtins.filter (v: !(v ? xpuVersion) || builtins.compareVersions v.torchVersion "2.13" >= 0) all"""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("state")
+    saved = {k: os.environ.get(k) for k in ("KERNEL_BUILDER_STATE_DIR", "KERNEL_BUILDER_ROOT")}
+    os.environ["KERNEL_BUILDER_STATE_DIR"] = str(path)
+    os.environ["KERNEL_BUILDER_ROOT"] = str(snapshot_builder(tmp_path_factory.mktemp("builder")))
+    yield path
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def _with_xpu(kernel: Path) -> None:
+    """relu with an XPU kernel too, so that XPU build sets give their own variants."""
+    toml = kernel / "build.toml"
+    text = toml.read_text().replace('backends = ["cpu", "cuda"]', 'backends = ["cpu", "cuda", "xpu"]')
+    toml.write_text(text + '\n[kernel.relu_xpu]\nbackend = "xpu"\ndepends = ["torch"]\nsrc = ["relu_xpu/relu.cpp"]\n')
+    (kernel / "relu_xpu").mkdir()
+    (kernel / "relu_xpu" / "relu.cpp").write_text("// xpu\n")
+
+
+def _kernel(tmp_path: Path, extra: str, example: str = "relu") -> Path:
+    kernel = copy_kernel(example, tmp_path / example, git=False)
+    _with_xpu(kernel)
+    text = (kernel / "flake.nix").read_text()
+    (kernel / "flake.nix").write_text(text.replace("path = ./.; }", f"path = ./.;\n{extra}\n}}"))
+    return kernel
+
+
+def _eval(kernel: Path, attr: str) -> object:
+    prepared = prepare_kernel_flake(kernel)
+    return nix.eval_json(prepared.installable(attr), flake_args=prepared.flake_args)
+
+
+def _python_variants(kernel: Path, keep) -> list[str]:
+    sets = [s for s in load_build_sets() if keep(s)]
+    return [v.name for v in matrix(load(kernel), sets, SYSTEM).variants]
+
+
+def test_empty_torch_versions_gives_no_variants(tmp_path: Path) -> None:
+    kernel = _kernel(tmp_path, "torchVersions = _: [ ];")
+    assert _eval(kernel, "variants") == []
+    assert _eval(kernel, "variantTable") == []
+
+
+@pytest.mark.parametrize(
+    ("nix_filter", "keep"),
+    [
+        (CPU_ONLY_ON_X86, lambda s: s.backend.value != "cpu" or s.system == "x86_64-linux"),
+        (ONE_SET, lambda s: s.torch == "2.14" and s.backend_version == "13.0"),
+        (NO_XPU_BEFORE_213, lambda s: s.backend.value != "xpu" or tuple(map(int, s.torch.split("."))) >= (2, 13)),
+    ],
+    ids=["cpu-only-on-x86", "one-build-set", "no-xpu-before-2.13"],
+)
+def test_an_upstream_style_filter_keeps_what_upstream_would(tmp_path: Path, nix_filter: str, keep) -> None:
+    kernel = _kernel(tmp_path, f"torchVersions = {nix_filter};")
+    expected = _python_variants(kernel, keep)
+    assert expected  # the filter keeps something, so the comparison says something
+    assert _eval(kernel, "variants") == expected
+    if nix_filter != CPU_ONLY_ON_X86:  # on x86_64-linux that one keeps every set
+        assert expected != _python_variants(kernel, lambda s: True)
+
+
+def test_a_filter_that_edits_records_keeps_bundle_and_tvm_fields(tmp_path: Path) -> None:
+    """`version // { ... }` keeps bundleBuild; a record written from scratch without it is not
+    a bundle build (upstream's default)."""
+    kernel = _kernel(
+        tmp_path,
+        'torchVersions = all: (builtins.filter (v: v ? cpu && v.torchVersion == "2.13") all)'
+        ' ++ [ { torchVersion = "2.14"; cpu = true; systems = [ "x86_64-linux" ]; } ];',
+    )
+    table = {row["name"]: row["bundle"] for row in _eval(kernel, "variantTable")}
+    assert table == {"torch213-cxx11-cpu-x86_64-linux": True, "torch214-cxx11-cpu-x86_64-linux": False}
+
+
+def test_an_unknown_argument_is_refused_naming_it(tmp_path: Path) -> None:
+    kernel = _kernel(tmp_path, "torchVersion = _: [ ];")
+    with pytest.raises(NixError) as caught:
+        _eval(kernel, "variants")
+    message = str(caught.value)
+    assert "unknown argument torchVersion" in message
+    assert "accepted: self, path, rev, torchVersions, pythonCheckInputs" in message
+
+
+def test_a_bad_record_is_refused_naming_it(tmp_path: Path) -> None:
+    kernel = _kernel(tmp_path, 'torchVersions = _: [ { torchVersion = "2.14"; systems = [ "x86_64-linux" ]; } ];')
+    with pytest.raises(NixError, match="record 0 of its result: has no backend"):
+        _eval(kernel, "variants")
+
+
+def test_upstream_arguments_are_accepted(tmp_path: Path) -> None:
+    """A flake passing every upstream argument evaluates; doGetKernelCheck = false reaches
+    the variant derivation and its check."""
+    kernel = _kernel(
+        tmp_path,
+        "doGetKernelCheck = false;\n"
+        "pythonCheckInputs = pkgs: with pkgs; [ einops ];\n"
+        "pythonNativeCheckInputs = pkgs: [ ];\n"
+        f"torchVersions = {CPU_ONLY_ON_X86};",
+    )
+    assert _eval(kernel, "variants") == _python_variants(kernel, lambda s: True)
+    drv = _eval(kernel, "redistributable.torch213-cxx11-cpu-x86_64-linux.noImportCheck")
+    assert drv == "1"
+    inputs = _eval(kernel, "testRuns.torch213-cxx11-cpu-x86_64-linux.checkInputs")
+    assert inputs == ["pytest", "numpy", "kernels", "einops"]
+
+
+def test_rev_without_self_is_the_upstream_deprecation(tmp_path: Path) -> None:
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    text = (kernel / "flake.nix").read_text()
+    (kernel / "flake.nix").write_text(text.replace("{ inherit self; path = ./.; }", '{ rev = "abc"; path = ./.; }'))
+    with pytest.raises(NixError, match="`rev` argument of genKernelFlakeOutputs is deprecated"):
+        _eval(kernel, "variants")
+
+
+def test_an_unknown_check_input_names_itself(tmp_path: Path) -> None:
+    """`with pkgs; [ x ]` for an x the pinned set lacks: Nix's own error names it; a value
+    that is not a package of the set is refused with the set's names."""
+    kernel = _kernel(tmp_path, "pythonCheckInputs = pkgs: with pkgs; [ notapinnedpackage ];")
+    with pytest.raises(NixError, match="notapinnedpackage"):
+        _eval(kernel, "testRuns.torch213-cxx11-cpu-x86_64-linux.checkInputs")
+    other = _kernel(tmp_path / "b", 'pythonCheckInputs = pkgs: [ "einops" ];')
+    with pytest.raises(NixError, match="not a package of the pinned kernel-test set .* the set holds: .*einops"):
+        _eval(other, "testRuns.torch213-cxx11-cpu-x86_64-linux.checkInputs")
+
+
+def test_no_tests_directory_means_no_test_runs(tmp_path: Path) -> None:
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    for path in sorted((kernel / "tests").rglob("*"), reverse=True):
+        path.unlink() if path.is_file() else path.rmdir()
+    (kernel / "tests").rmdir()
+    assert _eval(kernel, "testRuns") == {}
+    checks = nix.eval_json(
+        prepare_kernel_flake(kernel).installable(f"checks.{SYSTEM}"),
+        flake_args=[*prepare_kernel_flake(kernel).flake_args, "--apply", "builtins.attrNames"],
+    )
+    assert not [name for name in checks if name.endswith("-tests")]
+
+
+def test_kernel_test_outputs_are_listed(tmp_path: Path) -> None:
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    prepared = prepare_kernel_flake(kernel)
+    checks = nix.eval_json(prepared.installable(f"checks.{SYSTEM}"), flake_args=[*prepared.flake_args, "--apply", "builtins.attrNames"])
+    runs = nix.eval_json(prepared.installable("testRuns"), flake_args=[*prepared.flake_args, "--apply", "builtins.attrNames"])
+    assert runs and sorted(f"{name}-tests" for name in runs) == sorted(n for n in checks if n.endswith("-tests"))
+    packages = _eval(kernel, "checkPackages")
+    assert {"pytest", "numpy", "kernels", "einops"} <= set(packages)
+
