@@ -28,19 +28,27 @@ let
     (backend: { name = backend; value = import ./source.nix { inherit pure path config backend; }; })
     config.backends);
 
-  # A variant is buildable with the first of its build sets that has a toolchain.
+  # The C++ dependencies (build.toml `depends`) of each backend's variants.
+  cppDeps = import ./cpp-deps.nix { inherit builderSrc system; } config;
+  depsOf = builtins.listToAttrs (map (backend: { name = backend; value = cppDeps backend; }) config.backends);
+
+  # A variant is buildable with the first of its build sets that has a toolchain, and
+  # when every C++ dependency its backend's components declare is provided here.
   withToolchain = r:
     let
       tried = map (bs: { buildSet = bs; toolchain = toolchainFor bs; }) r.buildSets;
       usable = builtins.filter (t: t.toolchain.available) tried;
       pick = if usable != [ ] then builtins.head usable else builtins.head tried;
+      deps = depsOf.${r.backend};
     in
-    r // pick;
+    r // pick // (if deps.reason == null then { depAttrs = deps.attrs; }
+      else { depAttrs = { }; toolchain = import ../../toolchains/unavailable.nix deps.reason; });
   variants = map withToolchain records;
   buildable = builtins.filter (v: v.toolchain.available) variants;
 
   mkVariant = extraAttrs: v: import ./variant.nix {
-    inherit config system kernel extraAttrs;
+    inherit config system kernel;
+    extraAttrs = v.depAttrs // extraAttrs;
     inherit (v) backend toolchain;
     variant = v.name;
     src = sources.${v.backend};

@@ -1,7 +1,7 @@
 # The pinned toolchain's derivations, built from nix/toolchain-lock.json (see pinned.nix
 # for the picture). Shared by the provider and the kernel-builder CLI package.
 #
-# Type: { system } -> { lock; seed; runtime; cc; python; driver; cli; envs; cudas }
+# Type: { system } -> { lock; seed; runtime; cc; python; driver; cli; envs; cudas; wheelHeaders }
 { system }:
 let
   lock = builtins.fromJSON (builtins.readFile ../../toolchain-lock.json);
@@ -80,7 +80,14 @@ let
     };
   cudas = builtins.listToAttrs (map (name: { inherit name; value = cudaOf name; }) envNames);
 
+  # The header directories `includes` of the `requests.cpp.<name>` wheel (a C++ dependency,
+  # see python/kernel_builder/data/cpp_dependencies.json), as a store path.
+  wheelHeaders = name: includes: mkBuilt "kb-${name}-headers" ./wheel-headers-builder.sh {
+    wheels = group "cpp:${name}";
+    inherit includes;
+  };
+
 in
 {
-  inherit lock pinnedSets seed runtime cc python driver cli envs cudas;
+  inherit lock pinnedSets seed runtime cc python driver cli envs cudas wheelHeaders;
 }

@@ -93,8 +93,13 @@ def plan_compile(
     cuda_supported: frozenset[cuda_archs.CudaArch] | None = None,
     extra_system_includes: tuple[str, ...] = (),
     toolchain_prefix_maps: tuple[str, ...] = (),
+    dependency_includes: tuple[str, ...] = (),
+    dependency_defines: tuple[str, ...] = (),
 ) -> CompilePlan:
-    """Sources, macros, include dirs and flags for ``backend``'s components of ``build``."""
+    """Sources, macros, include dirs and flags for ``backend``'s components of ``build``.
+
+    ``dependency_*`` are the declared C++ dependencies' include dirs and macros
+    (``driver.cpp_deps``); their prefix maps come with ``toolchain_prefix_maps``."""
     framework = build.framework
     if not isinstance(framework, Torch):
         raise BuildError(f"{variant}: only [torch] kernels are compiled; this kernel has {type(framework).__name__}")
@@ -149,7 +154,8 @@ def plan_compile(
                 flags = tuple(kernel.cxx_flags or ()) + tuple(kernel.sycl_flags or ())
             if flags:
                 options[path] = flags
-    defines = [f"TORCH_EXTENSION_NAME={ops_id}", *backend_defines(backend)]
+    includes.extend(dependency_includes)
+    defines = [f"TORCH_EXTENSION_NAME={ops_id}", *backend_defines(backend), *dependency_defines]
     if stable_abi is not None:
         defines.append(stable_abi_define(stable_abi))
     prefix_maps = (

@@ -22,7 +22,7 @@ from kernel_builder.tree.digest import compute_digest
 from kernel_builder.errors import BuildError
 from kernel_builder.tree.layout import clean_stale_staging, publish, staging_dir
 from kernel_builder.tree.metadata import GitStatus, Metadata, Provenance, current_provenance
-from kernel_builder.driver import generate
+from kernel_builder.driver import cpp_deps, generate
 from kernel_builder.driver.assemble import copy_python_files, strip_runpath
 from kernel_builder.tree.checks import MANYLINUX, check_variant, manylinux_violations, objects_using, start_import_check
 from kernel_builder.driver.compile import compile_module, write_project
@@ -213,6 +213,7 @@ def _compile(
         cuda_version = toolkit.version
 
         supported = supported_from_nvcc(toolkit.list_gpu_code)
+    deps = cpp_deps.resolve(build, backend, python=toolchain.python, site_packages=toolchain.site_packages)
     plan = generate.plan_compile(
         build,
         variant=variant.name,
@@ -226,7 +227,9 @@ def _compile(
         cuda_supported=supported,
         extra_system_includes=toolchain.nvidia_includes if backend == "cuda" else (),
         # Set by the pinned toolchain: its store paths must not end up in the module.
-        toolchain_prefix_maps=tuple(os.environ.get("KERNEL_BUILDER_PREFIX_MAPS", "").split()),
+        toolchain_prefix_maps=(*os.environ.get("KERNEL_BUILDER_PREFIX_MAPS", "").split(), *deps.prefix_maps),
+        dependency_includes=deps.includes,
+        dependency_defines=deps.defines,
     )
     if not compilable_here(variant):
         project = write_project(plan, scratch.path)
