@@ -53,6 +53,7 @@ class CompilePlan:
     source_options: tuple[tuple[str, tuple[str, ...]], ...] = ()
     archs: tuple[str, ...] = ()
     cuda_arch_list: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 def template_text(name: str) -> str:
@@ -121,16 +122,22 @@ def plan_compile(
         includes.append(_abs(source_dir, inc))
     all_archs: set[cuda_archs.CudaArch] = set()
     rocm_archs: set[str] = set()
+    warnings: list[str] = []
     for kname, kernel in sorted(components.items()):
         for inc in kernel.include or ():
             includes.append(_abs(source_dir, inc))
         if backend == "cuda":
             assert cuda_version is not None
-            all_archs.update(
-                cuda_archs.select_archs(
-                    kernel.cuda_capabilities, cuda_version=cuda_version, supported=cuda_supported, kernel=kname
-                )
+            chosen = cuda_archs.select_archs(
+                kernel.cuda_capabilities, cuda_version=cuda_version, supported=cuda_supported, kernel=kname
             )
+            all_archs.update(chosen)
+            lost = cuda_archs.dropped(kernel.cuda_capabilities, chosen)
+            if lost:
+                warnings.append(
+                    f"[kernel.{kname}]: CUDA {cuda_version[0]}.{cuda_version[1]} cannot build cuda-capabilities "
+                    f"{', '.join(lost)}; building {', '.join(str(a) for a in chosen)}"
+                )
         if backend == "rocm":
             wanted = set(kernel.rocm_archs or _ROCM_ARCHS)
             chosen = wanted & set(_ROCM_ARCHS)
@@ -192,6 +199,7 @@ def plan_compile(
         source_options=tuple(sorted(options.items())),
         archs=archs,
         cuda_arch_list=tuple(sorted({str(a.base) for a in all_archs})),
+        warnings=tuple(warnings),
     )
 
 

@@ -231,6 +231,8 @@ def _compile(
         dependency_includes=deps.includes,
         dependency_defines=deps.defines,
     )
+    for warning in plan.warnings:
+        log.warning("%s", warning)
     if not compilable_here(variant):
         project = write_project(plan, scratch.path)
         scratch.keep = True  # the generated build files are the useful output here
