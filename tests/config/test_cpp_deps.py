@@ -4,6 +4,8 @@ driver's include dirs for a declared dependency (Nix store path or the toolchain
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -152,3 +154,33 @@ class TestDriverResolve:
         for rel in provider.includes:
             assert any(n.startswith(rel + "/") for n in names), rel
         assert "cutlass_library/source/include/cute/tensor.hpp" in names
+
+
+def _kernel_dir(tmp_path: Path, depends: str, capabilities: str = '["9.0"]') -> Path:
+    text = _toml(depends).replace('src = ["k.cu"]', f'cuda-capabilities = {capabilities}\nsrc = ["k.cu"]')
+    (tmp_path / "build.toml").write_text(text)
+    (tmp_path / "torch-ext" / "kk").mkdir(parents=True)
+    for rel in ("torch-ext/b.cpp", "k.cpp", "k.cu", "torch-ext/kk/__init__.py"):
+        (tmp_path / rel).write_text("")
+    return tmp_path
+
+
+def _check_config(kernel: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kernel_builder", "check-config", str(kernel)],
+                          capture_output=True, text=True, check=False)
+
+
+def test_check_config_accepts_and_reports_an_unbuildable_dependency_and_a_stand_in(tmp_path):
+    done = _check_config(_kernel_dir(tmp_path, '["torch", "sycl_tla", "cutlass_3_9"]'))
+    assert done.returncode == 0, done.stderr
+    assert ("note: the cuda variants cannot be built here: [kernel.k_gpu] depends on sycl_tla, which serves "
+            "xpu kernels, not cuda") in done.stderr
+    assert "note: cutlass_3_9: PyPI has no nvidia-cutlass 3.9 wheel" in done.stderr
+    assert "cpu variants" not in done.stderr
+
+
+def test_check_config_warns_for_a_capability_a_cuda_version_cannot_build(tmp_path):
+    done = _check_config(_kernel_dir(tmp_path, '["torch"]', '["9.0", "10.3a"]'))
+    assert done.returncode == 0, done.stderr
+    assert "warning: [kernel.k_gpu] cuda-capabilities 10.3a: CUDA 12.6 cannot build it" in done.stderr
+    assert "cuda-capabilities 9.0:" not in done.stderr

@@ -108,6 +108,7 @@ def build(
 
     kernel_dir = directory.resolve()
     build = load(kernel_dir, check_sources=True)  # every build.toml error, before Nix runs
+    _note_stand_ins(build, backends)
     if local:
         if max_jobs is not None and max_jobs > 1:
             output.note(f"note: --local builds one variant at a time; -j {max_jobs} has no effect (--cores sets the compile jobs)")
@@ -153,6 +154,15 @@ def build(
     failed = [r.name for r in rows if r.status is flake_build.RowStatus.FAILED]
     if failed:
         raise BuildError(f"{len(failed)} of {len(rows)} variant(s) failed: {', '.join(failed)}")
+
+
+def _note_stand_ins(build: Any, backends: Sequence[str]) -> None:
+    """Say once which C++ dependency releases stand in for the ones upstream uses."""
+    from kernel_builder.config.cpp_deps import stand_in_notes  # lazy: as load
+
+    chosen = [b for b in build.general.backends if not backends or b.value in backends]
+    for text in dict.fromkeys(n for b in chosen for n in stand_in_notes(build, b)):
+        output.note(f"note: {text}")
 
 
 class _Progress:

@@ -29,6 +29,7 @@ __all__ = [
     "intersect",
     "select_archs",
     "dropped",
+    "unbuilt_by_version",
     "gencode_flags",
     "metadata_archs",
 ]
@@ -146,6 +147,22 @@ def dropped(requested: Sequence[str] | None, chosen: Iterable[CudaArch]) -> list
         return []
     kept = {attrs.evolve(a, ptx=False) for a in chosen}
     return [text for text in requested if attrs.evolve(CudaArch.parse(text), ptx=False) not in kept]
+
+
+def unbuilt_by_version(
+    requested: Sequence[str], cuda_versions: Iterable[tuple[int, int]]
+) -> dict[str, list[tuple[int, int]]]:
+    """Requested capability → the CUDA versions (of ``cuda_versions``) that cannot build it
+    (for ``check-config``: the arch is dropped from those variants)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for version in sorted(set(cuda_versions)):
+        try:
+            chosen = select_archs(requested, cuda_version=version)
+        except BuildError:
+            chosen = []
+        for text in dropped(requested, chosen):
+            out.setdefault(text, []).append(version)
+    return out
 
 
 def gencode_flags(archs: Iterable[CudaArch]) -> list[str]:
