@@ -102,6 +102,28 @@ class TestCudaArchs:
         assert plan.archs == ("9.0",)
         assert plan.warnings == ("[kernel.relu_cuda]: CUDA 12.8 cannot build cuda-capabilities 10.3a; building 9.0",)
 
+    def test_narrowing_keeps_the_named_capabilities_and_their_suffixed_forms(self):
+        chosen = [A("8.0"), A("9.0a"), A("10.0")]
+        assert _strs(cuda_archs.narrow(chosen, ["9.0"], kernel="k")) == ["9.0a"]
+        assert _strs(cuda_archs.narrow(chosen, ["8.0", "10.0"], kernel="k")) == ["8.0", "10.0"]
+        with pytest.raises(BuildError, match=r"--cuda-capabilities 7.5 leaves nothing of \[kernel.k\]'s archs \(8.0, 9.0a, 10.0\)"):
+            cuda_archs.narrow(chosen, ["7.5"], kernel="k")
+        with pytest.raises(BuildError, match="invalid CUDA capability 'sm90'"):
+            cuda_archs.narrow(chosen, ["sm90"], kernel="k")
+
+    def test_archs_for_a_variant_unites_the_components(self):
+        caps = {"a": ["8.0", "9.0"], "b": ["9.0a"]}
+        assert _strs(cuda_archs.archs_for(caps, (13, 0))) == ["8.0", "9.0", "9.0a"]
+        assert _strs(cuda_archs.archs_for(caps, (13, 0), ["9.0"])) == ["9.0", "9.0a"]
+
+    def test_the_plan_narrows(self, tmp_path):
+        plan = plan_compile(
+            load(EXAMPLES / "relu"), variant="torch214-cxx11-cu130-x86_64-linux", backend="cuda", ops_id="_relu_cuda_x",
+            source_dir=tmp_path, scratch_dir=tmp_path, torch_version=(2, 14), cuda_version=(13, 0), narrow_cuda=("9.0",),
+        )
+        assert plan.archs == ("9.0",) and plan.cuda_flags[0] == "-gencode=arch=compute_90,code=sm_90"
+        assert not any("compute_80" in f for f in plan.cuda_flags)
+
     def test_gencode_and_metadata(self):
         archs = [A("9.0a"), A("8.0"), A("12.1+PTX"), A("10.0")]
         assert cuda_archs.gencode_flags(archs) == [

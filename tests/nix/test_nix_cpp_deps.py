@@ -4,6 +4,7 @@ toolchains: examples/cute-scale includes <cute/tensor.hpp> and declares cutlass_
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from nix_support import PYTHON
+from nix_support import PYTHON, kernel_builder
 from test_nix_hermetic import HOST_PATH, fetched, hermetic_copy, plain_nix  # noqa: F401  (fetched: a fixture)
 
 pytestmark = pytest.mark.slow
@@ -59,3 +60,24 @@ def test_the_cu130_variant_builds_in_the_sandbox_for_the_requested_archs(cute: P
     module = next(tree.glob("*.abi3.so"))
     listed = subprocess.run([str(cuobjdump), "--list-elf", str(module)], capture_output=True, text=True, check=True).stdout
     assert sorted(re.findall(r"sm_(\d+)", listed)) == ["80", "90"]
+
+
+@pytest.mark.timeout(1200)
+def test_cuda_capabilities_narrows_the_build_is_recorded_and_upload_refuses(cute: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KERNEL_BUILDER_")}
+    built = kernel_builder("build", str(cute), "--variant", CU130, "--cuda-capabilities", "9.0", "-j", "1",
+                           "--cores", "2", env=env, check=False)
+    assert built.returncode == 0, built.stderr[-3000:]
+    assert "--cuda-capabilities 9.0: the CUDA variants build only these archs" in built.stderr
+    tree = cute / "build" / CU130
+    metadata = json.loads((tree / "metadata.json").read_text())
+    assert metadata["backend"]["archs"] == ["9.0"]
+    assert metadata["provenance"]["cuda-capabilities"] == ["9.0"]
+    cuobjdump = shutil.which("cuobjdump") or next(Path(PYTHON).parents[1].glob("lib/python3.*/site-packages/nvidia/cu13/bin/cuobjdump"))
+    listed = subprocess.run([str(cuobjdump), "--list-elf", str(next(tree.glob("*.abi3.so")))],
+                            capture_output=True, text=True, check=True).stdout
+    assert re.findall(r"sm_(\d+)", listed) == ["90"]
+    # No Hub is needed: the narrowed tree is refused before any request.
+    refused = kernel_builder("upload", str(cute), env={**env, "HF_ENDPOINT": "http://127.0.0.1:9", "HF_TOKEN": "x"}, check=False)
+    assert refused.returncode == 8, refused.stderr
+    assert f"{CU130} (only 9.0)" in refused.stderr and "--force" in refused.stderr

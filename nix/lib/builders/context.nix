@@ -3,7 +3,7 @@
 # state/ and overrides the kernel flake's `kernel-builder` input with that copy; a plain
 # checkout has no state/ and gets the fallbacks below.
 #
-# Type: { builderSrc } -> { toolchain : attrs | null; kernel : attrs | null; pythonSrc : path }
+# Type: { builderSrc } -> { toolchain : attrs | null; kernel : attrs | null; buildOptions : attrs; pythonSrc : path }
 { builderSrc }:
 let
   root = builderSrc.outPath;
@@ -39,6 +39,8 @@ in
 {
   toolchain = readJSONOr (root + "/state/toolchains.json") null;
   kernel = readJSONOr (root + "/state/kernel.json") null;
+  # Build options of this `kernel-builder build` (`cudaCapabilities`: --cuda-capabilities).
+  buildOptions = readJSONOr (root + "/state/build-options.json") { };
   inherit pythonSrc;
   # The whole Python package (the bundle renders the card with it; cheap to rebuild).
   pythonFullSrc = builtins.path {

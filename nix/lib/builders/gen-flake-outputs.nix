@@ -41,8 +41,14 @@ let
       pick = if usable != [ ] then builtins.head usable else builtins.head tried;
       deps = depsOf.${r.backend};
     in
-    r // pick // (if deps.reason == null then { depAttrs = deps.attrs; }
+    r // pick // (if deps.reason == null then { depAttrs = deps.attrs // narrowAttrs r; }
       else { depAttrs = { }; toolchain = import ../../toolchains/unavailable.nix deps.reason; });
+  # `kernel-builder build --cuda-capabilities`: the CUDA arch variants build only those archs.
+  narrowCuda = context.buildOptions.cudaCapabilities or [ ];
+  narrowAttrs = r:
+    if narrowCuda != [ ] && r.backend == "cuda" && r.kind != "noarch"
+    then { KERNEL_BUILDER_CUDA_CAPABILITIES = builtins.concatStringsSep "," narrowCuda; }
+    else { };
   variants = map withToolchain records;
   buildable = builtins.filter (v: v.toolchain.available) variants;
 

@@ -30,6 +30,8 @@ __all__ = [
     "select_archs",
     "dropped",
     "unbuilt_by_version",
+    "narrow",
+    "archs_for",
     "gencode_flags",
     "metadata_archs",
 ]
@@ -147,6 +149,36 @@ def dropped(requested: Sequence[str] | None, chosen: Iterable[CudaArch]) -> list
         return []
     kept = {attrs.evolve(a, ptx=False) for a in chosen}
     return [text for text in requested if attrs.evolve(CudaArch.parse(text), ptx=False) not in kept]
+
+
+def narrow(chosen: Sequence[CudaArch], only: Sequence[str], *, kernel: str = "") -> list[CudaArch]:
+    """``chosen`` cut down to the capabilities of ``--cuda-capabilities`` (``9.0`` keeps
+    ``9.0`` and ``9.0a``); ``BuildError`` when nothing is left."""
+    try:
+        wanted = {CudaArch.parse(text).with_ptx(False) for text in only}
+    except ValueError as exc:
+        raise BuildError(f"--cuda-capabilities: {exc}") from None
+    kept = [a for a in chosen if a.with_ptx(False) in wanted or a.base in wanted]
+    if not kept:
+        have = ", ".join(str(a) for a in chosen)
+        raise BuildError(
+            f"--cuda-capabilities {','.join(only)} leaves nothing of [kernel.{kernel}]'s archs ({have})",
+            hint=f"narrow to one of {have}",
+        )
+    return kept
+
+
+def archs_for(
+    capabilities: dict[str, Sequence[str] | None], cuda_version: tuple[int, int], only: Sequence[str] | None = None
+) -> list[CudaArch]:
+    """The archs a CUDA variant builds: each component's (``name`` → its cuda-capabilities)
+    selection for ``cuda_version``, narrowed to ``only`` when given; ``BuildError`` as
+    ``select_archs`` and ``narrow``."""
+    out: set[CudaArch] = set()
+    for name, requested in sorted(capabilities.items()):
+        chosen = select_archs(requested, cuda_version=cuda_version, kernel=name)
+        out.update(narrow(chosen, only, kernel=name) if only else chosen)
+    return sorted(out)
 
 
 def unbuilt_by_version(

@@ -96,11 +96,13 @@ def plan_compile(
     toolchain_prefix_maps: tuple[str, ...] = (),
     dependency_includes: tuple[str, ...] = (),
     dependency_defines: tuple[str, ...] = (),
+    narrow_cuda: tuple[str, ...] | None = None,
 ) -> CompilePlan:
     """Sources, macros, include dirs and flags for ``backend``'s components of ``build``.
 
     ``dependency_*`` are the declared C++ dependencies' include dirs and macros
-    (``driver.cpp_deps``); their prefix maps come with ``toolchain_prefix_maps``."""
+    (``driver.cpp_deps``); their prefix maps come with ``toolchain_prefix_maps``.
+    ``narrow_cuda`` (``--cuda-capabilities``) keeps only those of each component's archs."""
     framework = build.framework
     if not isinstance(framework, Torch):
         raise BuildError(f"{variant}: only [torch] kernels are compiled; this kernel has {type(framework).__name__}")
@@ -131,8 +133,10 @@ def plan_compile(
             chosen = cuda_archs.select_archs(
                 kernel.cuda_capabilities, cuda_version=cuda_version, supported=cuda_supported, kernel=kname
             )
-            all_archs.update(chosen)
             lost = cuda_archs.dropped(kernel.cuda_capabilities, chosen)
+            if narrow_cuda is not None:
+                chosen = cuda_archs.narrow(chosen, narrow_cuda, kernel=kname)
+            all_archs.update(chosen)
             if lost:
                 warnings.append(
                     f"[kernel.{kname}]: CUDA {cuda_version[0]}.{cuda_version[1]} cannot build cuda-capabilities "

@@ -40,6 +40,12 @@ def parser() -> argparse.ArgumentParser:
         default=os.environ.get("KERNEL_BUILDER_STRICT_MANYLINUX") == "1",
         help="fail (not warn) on manylinux_2_28 violations (default with the pinned toolchain, which sets KERNEL_BUILDER_STRICT_MANYLINUX=1)",
     )
+    p.add_argument(
+        "--cuda-capabilities",
+        default=os.environ.get("KERNEL_BUILDER_CUDA_CAPABILITIES") or None,
+        help="comma-separated: build a CUDA variant only for these of its archs (recorded in metadata; "
+        "default: $KERNEL_BUILDER_CUDA_CAPABILITIES, which `kernel-builder build --cuda-capabilities` sets)",
+    )
     p.add_argument("--keep-scratch", action="store_true", help="keep the generated CMake project and logs")
     p.add_argument("-v", "--verbose", action="store_true", help="stream compiler output to stderr")
     return p
@@ -61,6 +67,12 @@ def _show_log() -> None:
     logger.setLevel(logging.INFO)
 
 
+def _capabilities(text: str | None) -> tuple[str, ...] | None:
+    """``"9.0,10.0"`` (or space-separated) → ``("9.0", "10.0")``; empty → ``None``."""
+    parts = tuple(p for p in (text or "").replace(",", " ").split() if p)
+    return parts or None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     _show_log()
@@ -80,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             verbose=args.verbose,
             keep_scratch=args.keep_scratch,
             strict_manylinux=args.strict_manylinux,
+            cuda_capabilities=_capabilities(args.cuda_capabilities),
         )
     except KernelBuilderError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -88,8 +88,12 @@ def build_variant(
     verbose: bool = False,
     keep_scratch: bool = False,
     strict_manylinux: bool = False,
+    cuda_capabilities: tuple[str, ...] | None = None,
 ) -> VariantResult:
-    """Build ``variant_name`` of the kernel in ``source`` into ``out_dir/variant_name``."""
+    """Build ``variant_name`` of the kernel in ``source`` into ``out_dir/variant_name``.
+
+    ``cuda_capabilities`` narrows a CUDA variant's archs (``--cuda-capabilities``, for a
+    faster local iteration); the metadata records it, and ``upload`` refuses such a tree."""
     started = time.monotonic()
     source = Path(source).resolve()
     out = Path(out_dir).resolve()
@@ -125,9 +129,13 @@ def build_variant(
             scratch_dir(build, source, variant.name, ops_id, keep=keep_scratch) if is_arch else contextlib.nullcontext()
         )
         with scratch_context as scratch:
+            provenance = _provenance(source, kernel_commit, kernel_dirty)
+            narrowed = cuda_capabilities if backend == "cuda" and is_arch and cuda_capabilities else None
+            if narrowed:
+                provenance = attrs.evolve(provenance, cuda_capabilities=narrowed)
             metadata = _assemble(
                 build, variant, source, staged, scratch, ops_id, uid, is_arch, toolchain_python,
-                _provenance(source, kernel_commit, kernel_dirty), jobs, verbose, strict_manylinux,
+                provenance, jobs, verbose, strict_manylinux, narrowed,
             )
             if keep_scratch and scratch is not None:
                 log.info(f"scratch kept at {scratch.path}")
@@ -171,6 +179,7 @@ def _assemble(
     jobs: int | None,
     verbose: bool,
     strict_manylinux: bool = False,
+    narrow_cuda: tuple[str, ...] | None = None,
 ) -> Metadata:
     """Fill ``staged`` with the package files, ``_ops.py``, the module and metadata + digest."""
     backend = variant.backend
@@ -180,7 +189,8 @@ def _assemble(
         toolchain = probe_toolchain(toolchain_python)
         _check_toolchain(variant, toolchain)
         stable = variant.version if variant.kind is Kind.STABLE_ABI else None
-        archs = _compile(build, variant, ops_id, scratch, toolchain, stable, staged, jobs, verbose, strict_manylinux)
+        archs = _compile(build, variant, ops_id, scratch, toolchain, stable, staged, jobs, verbose, strict_manylinux,
+                         narrow_cuda)
         if archs:
             metadata = metadata.with_archs(list(archs))
         ops_py = generate.render_ops_py(name=build.name, backend=backend, ops_id=ops_id)
@@ -204,6 +214,7 @@ def _compile(
     jobs: int | None,
     verbose: bool,
     strict_manylinux: bool = False,
+    narrow_cuda: tuple[str, ...] | None = None,
 ) -> tuple[str, ...]:
     backend = variant.backend
     cuda_version = None
@@ -230,6 +241,7 @@ def _compile(
         toolchain_prefix_maps=(*os.environ.get("KERNEL_BUILDER_PREFIX_MAPS", "").split(), *deps.prefix_maps),
         dependency_includes=deps.includes,
         dependency_defines=deps.defines,
+        narrow_cuda=narrow_cuda,
     )
     for warning in plan.warnings:
         log.warning("%s", warning)

@@ -100,7 +100,10 @@ class KernelFlake:
 
 
 def open_kernel_flake(
-    kernel_dir: Path, extra_pythons: Sequence[str] = (), provider: Provider | str = Provider.PINNED
+    kernel_dir: Path,
+    extra_pythons: Sequence[str] = (),
+    provider: Provider | str = Provider.PINNED,
+    cuda_capabilities: Sequence[str] | None = None,
 ) -> KernelFlake:
     """Record the toolchain (host only), write the flake input, and ask the flake for its variants.
 
@@ -108,7 +111,9 @@ def open_kernel_flake(
     build.toml, so it is cached under that key.
     """
     provider = Provider(provider)
-    prepared = prepare_kernel_flake(kernel_dir, list(extra_pythons), toolchain=provider.value)
+    prepared = prepare_kernel_flake(
+        kernel_dir, list(extra_pythons), toolchain=provider.value, cuda_capabilities=cuda_capabilities
+    )
     if provider is Provider.HOST:
         log.info("note: " + HERMETIC_NOTE.format(path=prepared.toolchains))
     key = hashlib.sha256(

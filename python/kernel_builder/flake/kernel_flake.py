@@ -15,6 +15,7 @@ import hashlib
 import json
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -79,13 +80,23 @@ def kernel_flake_ref(kernel_dir: Path, needed: list[str]) -> str:
     return str(kernel_dir)
 
 
-def prepare_flake_input(toolchains: dict[str, Any] | None, identity: KernelIdentity, *, state: Path | None = None) -> Path:
-    """Write (or reuse) the flake input directory and return its path."""
+def prepare_flake_input(
+    toolchains: dict[str, Any] | None,
+    identity: KernelIdentity,
+    *,
+    state: Path | None = None,
+    options: dict[str, Any] | None = None,
+) -> Path:
+    """Write (or reuse) the flake input directory and return its path. ``options`` (build
+    options the variant derivations see, e.g. ``cudaCapabilities``) go to
+    ``state/build-options.json`` when given."""
     state = state or state_dir()
     files = [(rel, path.read_bytes()) for rel, path in _checked_source().files()]
     if toolchains is not None:
         files.append(("state/toolchains.json", (json.dumps(toolchains, indent=2, sort_keys=True) + "\n").encode()))
     files.append(("state/kernel.json", (json.dumps(identity.as_record(), sort_keys=True) + "\n").encode()))
+    if options:
+        files.append(("state/build-options.json", (json.dumps(options, sort_keys=True) + "\n").encode()))
     digest = hashlib.sha256()
     for rel, data in files:
         digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
@@ -134,12 +145,14 @@ def prepare_kernel_flake(
     *,
     state: Path | None = None,
     toolchain: str = "pinned",
+    cuda_capabilities: Sequence[str] | None = None,
 ) -> PreparedFlake:
     """Write the flake input and return the kernel's flake ref and override args.
 
     With ``toolchain="host"`` the host toolchain is recorded first (rediscovered when it
     changed on disk or new Pythons are given) and handed to the flake; with the default
     ``"pinned"`` nothing of this machine is recorded: the flake uses the pinned toolchains.
+    ``cuda_capabilities`` (``build --cuda-capabilities``) narrows the CUDA variants' archs.
     """
     record = None
     if toolchain == "host":
@@ -149,7 +162,8 @@ def prepare_kernel_flake(
             record = discover([*extra_pythons, *previous], state=state)
             write_toolchains(record, state=state)
     identity = kernel_identity(kernel_dir)
-    flake_input = prepare_flake_input(record, identity, state=state)
+    options = {"cudaCapabilities": list(cuda_capabilities)} if cuda_capabilities else None
+    flake_input = prepare_flake_input(record, identity, state=state, options=options)
     args = ("--override-input", "kernel-builder", f"path:{flake_input}", "--no-write-lock-file")
     ref = kernel_flake_ref(kernel_dir, needed_files(kernel_dir))
     return PreparedFlake(ref, args, identity, toolchains_path(state))
