@@ -28,9 +28,21 @@ let
     (backend: { name = backend; value = import ./source.nix { inherit pure path config backend; }; })
     config.backends);
 
-  # The C++ dependencies (build.toml `depends`) of each backend's variants.
+  # The C++ dependencies (build.toml `depends`) and the import check's Python packages
+  # (the loader's runtime dependencies and `python-depends`) of each backend's variants.
   cppDeps = import ./cpp-deps.nix { inherit builderSrc system; } config;
-  depsOf = builtins.listToAttrs (map (backend: { name = backend; value = cppDeps backend; }) config.backends);
+  pythonDeps = import ./python-deps.nix { inherit system; } config;
+  depsOf = builtins.listToAttrs (map
+    (backend:
+      let cpp = cppDeps backend; py = pythonDeps backend; in
+      {
+        name = backend;
+        value = {
+          reason = if cpp.reason != null then cpp.reason else py.reason;
+          attrs = cpp.attrs // py.attrs;
+        };
+      })
+    config.backends);
 
   # A variant is buildable with the first of its build sets that has a toolchain, and
   # when every C++ dependency its backend's components declare is provided here.

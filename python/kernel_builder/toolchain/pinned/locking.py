@@ -5,7 +5,9 @@ Resolution uses the ordinary clients, so it sees exactly what ``fetch`` will dow
 sha256, pool URL), and ``pip install --dry-run --report`` for each Python environment
 (every wheel with its sha256, for CPython 3.11 on manylinux x86_64) and for each C++
 dependency of ``requests.cpp`` (one wheel, without its Python dependencies: only its
-headers are used, see ``kernel_builder/data/cpp_dependencies.json``). Wheels that come
+headers are used, see ``kernel_builder/data/cpp_dependencies.json``), and for each
+import-check set of ``requests.python.importCheck`` (``loader``: what the ``kernels``
+loader always brings; otherwise a ``python-depends`` name). Wheels that come
 from a local mirror get their public URL (PyPI's, or PyTorch's for ``+cpu`` builds).
 """
 
@@ -105,6 +107,8 @@ def relock(path: Path | None = None) -> dict[str, Any]:
     python = requests["python"]
     for env, requirements in python["environments"].items():
         add(f"env:{env}", resolve_wheels(list(requirements), python=python["version"]))
+    for name, requirements in (python.get("importCheck") or {}).items():
+        add(f"check:{name}", resolve_wheels(list(requirements), python=python["version"]))
     for name, requirement in (requests.get("cpp") or {}).items():
         add(f"cpp:{name}", resolve_wheels([requirement], python=python["version"], deps=False))
     seed_request = requests["seed"]
