@@ -5,7 +5,7 @@ flake.nix calls this checkout's genKernelFlakeOutputs (the kernels' own flakes n
 upstream builder): `check-config`, then `build` with the pinned toolchains (every variant
 they serve: CPU, noarch and cu130, with --cuda-capabilities narrowed to one architecture
 to keep it finite), then each CPU/noarch result is loaded with PyPI `kernels`
-(`get_local_kernel`) by this interpreter. Prints one row per kernel and, last,
+(`get_local_kernel`) by this interpreter when its torch can import it. Prints one row per kernel and, last,
 `ratio: built / buildable` over variants (buildable: selected by `build`, i.e. not skipped
 for a backend, dependency or toolchain this machine lacks).
 
@@ -66,6 +66,16 @@ def first_error(text: str) -> str:
     return last_line(text)
 
 
+def importable_here(name: str) -> bool:
+    """Whether this interpreter's torch can import variant ``name`` (the one compatibility rule)."""
+    from kernel_builder.variants.compat import importable  # lazy: only when a variant was built
+    from kernel_builder.variants.names import try_parse  # lazy: as above
+    from kernel_builder.variants.system import detect_system  # lazy: as above
+
+    parsed = try_parse(name)
+    return parsed is not None and bool(importable(parsed, detect_system()))
+
+
 def sweep_one(source: Path, scratch: Path, capability: str, timeout: int) -> dict[str, object]:
     kernel = scratch / source.name
     shutil.copytree(source, kernel, symlinks=True)
@@ -92,6 +102,8 @@ def sweep_one(source: Path, scratch: Path, capability: str, timeout: int) -> dic
         name = result["variant"]
         if "-cu" in name or name in ("torch-cuda", "torch-rocm", "torch-xpu", "torch-metal"):
             continue  # no GPU here: only CPU and noarch-cpu results are loaded
+        if not importable_here(name):
+            continue  # another torch than this interpreter's
         loaded = run([sys.executable, "-c", LOAD, result["path"]], timeout=600)
         if loaded.returncode == 0:
             row["loaded"] = int(row["loaded"]) + 1
