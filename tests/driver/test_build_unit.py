@@ -6,6 +6,7 @@ import re
 import subprocess
 from pathlib import Path
 
+import attrs
 import pytest
 from buildtest_helpers import EXAMPLES
 from kernel_builder.config import load
@@ -66,6 +67,62 @@ class TestCudaArchs:
     def test_bad_capability_text(self):
         with pytest.raises(BuildError, match="invalid CUDA capability 'sm80'"):
             cuda_archs.select_archs(["sm80"], cuda_version=(13, 0), kernel="k")
+
+    # Every capability upstream's table names, each CUDA row, and the a/f family suffixes.
+    @pytest.mark.parametrize("cuda", [(13, 0), (12, 9), (12, 8), (12, 6)])
+    def test_every_table_token_round_trips(self, cuda):
+        for arch in cuda_archs.default_archs(cuda):
+            for text in (str(arch.base), f"{arch.base}a", f"{arch.base}f"):
+                parsed = A(text)
+                assert str(parsed) == text
+                chosen = cuda_archs.select_archs([text], cuda_version=cuda)
+                assert text in _strs(chosen) and cuda_archs.dropped([text], chosen) == []
+
+    def test_10_3a_and_12_1_are_built_from_cuda_12_9(self):
+        requested = ["9.0", "10.3a", "12.1"]
+        chosen = cuda_archs.select_archs(requested, cuda_version=(13, 0))
+        assert _strs(chosen) == ["9.0", "10.3a", "12.1"]
+        assert "10.3" in _strs(cuda_archs.default_archs((12, 9)))
+        assert "10.3" not in _strs(cuda_archs.default_archs((12, 8)))
+
+    def test_a_capability_the_toolkit_cannot_build_is_named(self):
+        requested = ["9.0", "10.3a", "12.1"]
+        chosen = cuda_archs.select_archs(requested, cuda_version=(12, 8))
+        assert _strs(chosen) == ["9.0"]
+        assert cuda_archs.dropped(requested, chosen) == ["10.3a", "12.1"]
+
+    def test_the_plan_warns_for_a_dropped_capability(self, tmp_path):
+        build = load(EXAMPLES / "relu")
+        kernel = build.kernels["relu_cuda"]
+        build = attrs.evolve(build, kernels={**build.kernels, "relu_cuda": attrs.evolve(kernel, cuda_capabilities=("9.0", "10.3a"))})
+        plan = plan_compile(
+            build, variant="torch214-cxx11-cu128-x86_64-linux", backend="cuda", ops_id="_relu_cuda_x",
+            source_dir=tmp_path, scratch_dir=tmp_path, torch_version=(2, 14), cuda_version=(12, 8),
+        )
+        assert plan.archs == ("9.0",)
+        assert plan.warnings == ("[kernel.relu_cuda]: CUDA 12.8 cannot build cuda-capabilities 10.3a; building 9.0",)
+
+    def test_narrowing_keeps_the_named_capabilities_and_their_suffixed_forms(self):
+        chosen = [A("8.0"), A("9.0a"), A("10.0")]
+        assert _strs(cuda_archs.narrow(chosen, ["9.0"], kernel="k")) == ["9.0a"]
+        assert _strs(cuda_archs.narrow(chosen, ["8.0", "10.0"], kernel="k")) == ["8.0", "10.0"]
+        with pytest.raises(BuildError, match=r"--cuda-capabilities 7.5 leaves nothing of \[kernel.k\]'s archs \(8.0, 9.0a, 10.0\)"):
+            cuda_archs.narrow(chosen, ["7.5"], kernel="k")
+        with pytest.raises(BuildError, match="invalid CUDA capability 'sm90'"):
+            cuda_archs.narrow(chosen, ["sm90"], kernel="k")
+
+    def test_archs_for_a_variant_unites_the_components(self):
+        caps = {"a": ["8.0", "9.0"], "b": ["9.0a"]}
+        assert _strs(cuda_archs.archs_for(caps, (13, 0))) == ["8.0", "9.0", "9.0a"]
+        assert _strs(cuda_archs.archs_for(caps, (13, 0), ["9.0"])) == ["9.0", "9.0a"]
+
+    def test_the_plan_narrows(self, tmp_path):
+        plan = plan_compile(
+            load(EXAMPLES / "relu"), variant="torch214-cxx11-cu130-x86_64-linux", backend="cuda", ops_id="_relu_cuda_x",
+            source_dir=tmp_path, scratch_dir=tmp_path, torch_version=(2, 14), cuda_version=(13, 0), narrow_cuda=("9.0",),
+        )
+        assert plan.archs == ("9.0",) and plan.cuda_flags[0] == "-gencode=arch=compute_90,code=sm_90"
+        assert not any("compute_80" in f for f in plan.cuda_flags)
 
     def test_gencode_and_metadata(self):
         archs = [A("9.0a"), A("8.0"), A("12.1+PTX"), A("10.0")]

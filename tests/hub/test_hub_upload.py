@@ -385,3 +385,19 @@ def test_progress_and_warnings_go_to_the_module_logger(hub_server, tmp_path, cap
     assert ("WARNING", "built from a dirty git tree (uncommitted changes): torch-cuda") in records
     assert ("INFO", f"Creating kernel repository {REPO}") in records
     assert any(level == "INFO" and message.startswith("Committing to v1: ") for level, message in records), records
+
+
+def test_a_tree_narrowed_with_cuda_capabilities_refuses_unless_forced(hub_server, tmp_path):
+    root = make_kernel(tmp_path / "relu")
+    path = root / "build/torch-cuda/metadata.json"
+    meta = json.loads(path.read_text())
+    meta.setdefault("provenance", {"kernel-builder": {"version": "0.1.0"}})["cuda-capabilities"] = ["9.0"]
+    path.write_text(json.dumps(meta))
+    refused = run_cli(str(root))
+    assert refused.returncode == 8, refused.stderr
+    assert "built for fewer CUDA architectures than build.toml asks" in refused.stderr
+    assert "torch-cuda (only 9.0)" in refused.stderr and "--force" in refused.stderr
+    assert hub_server.requests == []
+    forced = run_cli(str(root), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "build/torch-cuda/metadata.json" in hub_server.files(REPO, "v1")

@@ -3,7 +3,7 @@
 # state/ and overrides the kernel flake's `kernel-builder` input with that copy; a plain
 # checkout has no state/ and gets the fallbacks below.
 #
-# Type: { builderSrc } -> { toolchain : attrs | null; kernel : attrs | null; testSelect : string | null; pythonSrc : path }
+# Type: { builderSrc } -> { toolchain : attrs | null; kernel : attrs | null; testSelect : string | null; buildOptions : attrs; pythonSrc : path }
 { builderSrc }:
 let
   root = builderSrc.outPath;
@@ -42,6 +42,8 @@ in
   # `kernel-builder test -k EXPR`: the pytest selection of the kernel-test runs (only they
   # read it, so no variant is rebuilt for it).
   testSelect = (readJSONOr (root + "/state/test-args.json") { }).select or null;
+  # Build options of this `kernel-builder build` (`cudaCapabilities`: --cuda-capabilities).
+  buildOptions = readJSONOr (root + "/state/build-options.json") { };
   inherit pythonSrc;
   # The whole Python package (the bundle renders the card with it; cheap to rebuild).
   pythonFullSrc = builtins.path {

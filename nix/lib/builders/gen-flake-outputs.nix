@@ -42,14 +42,39 @@ let
     (backend: { name = backend; value = import ./source.nix { inherit pure path config backend; }; })
     config.backends);
 
-  # A variant is buildable with the first of its build sets that has a toolchain.
+  # The C++ dependencies (build.toml `depends`) and the import check's Python packages
+  # (the loader's runtime dependencies and `python-depends`) of each backend's variants.
+  cppDeps = import ./cpp-deps.nix { inherit builderSrc system; } config;
+  pythonDeps = import ./python-deps.nix { inherit system; } config;
+  depsOf = builtins.listToAttrs (map
+    (backend:
+      let cpp = cppDeps backend; py = pythonDeps backend; in
+      {
+        name = backend;
+        value = {
+          reason = if cpp.reason != null then cpp.reason else py.reason;
+          attrs = cpp.attrs // py.attrs;
+        };
+      })
+    config.backends);
+
+  # A variant is buildable with the first of its build sets that has a toolchain, and
+  # when every C++ dependency its backend's components declare is provided here.
   withToolchain = r:
     let
       tried = map (bs: { buildSet = bs; toolchain = toolchainFor bs; }) r.buildSets;
       usable = builtins.filter (t: t.toolchain.available) tried;
       pick = if usable != [ ] then builtins.head usable else builtins.head tried;
+      deps = depsOf.${r.backend};
     in
-    r // pick;
+    r // pick // (if deps.reason == null then { depAttrs = deps.attrs // narrowAttrs r; }
+      else { depAttrs = { }; toolchain = import ../../toolchains/unavailable.nix deps.reason; });
+  # `kernel-builder build --cuda-capabilities`: the CUDA arch variants build only those archs.
+  narrowCuda = context.buildOptions.cudaCapabilities or [ ];
+  narrowAttrs = r:
+    if narrowCuda != [ ] && r.backend == "cuda" && r.kind != "noarch"
+    then { KERNEL_BUILDER_CUDA_CAPABILITIES = builtins.concatStringsSep "," narrowCuda; }
+    else { };
   variants = map withToolchain records;
   buildable = builtins.filter (v: v.toolchain.available) variants;
 
@@ -58,7 +83,7 @@ let
   importCheckAttrs = if doGetKernelCheck then { } else { noImportCheck = "1"; };
   mkVariant = extraAttrs: v: import ./variant.nix {
     inherit config system kernel;
-    extraAttrs = importCheckAttrs // extraAttrs;
+    extraAttrs = importCheckAttrs // v.depAttrs // extraAttrs;
     inherit (v) backend toolchain;
     variant = v.name;
     src = sources.${v.backend};

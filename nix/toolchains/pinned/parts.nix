@@ -1,7 +1,7 @@
 # The pinned toolchain's derivations, built from nix/toolchain-lock.json (see pinned.nix
 # for the picture). Shared by the provider and the kernel-builder CLI package.
 #
-# Type: { system } -> { lock; seed; runtime; cc; ccLink; python; driver; cli; envs; cudas; checkPackages; testSite }
+# Type: { system } -> { lock; seed; runtime; cc; ccLink; python; driver; cli; envs; cudas; checkPackages; testSite; wheelHeaders; importCheckPaths }
 { system }:
 let
   # The schema this library reads; another one (a lock from a newer or older kernel-builder,
@@ -81,10 +81,11 @@ let
     checkScript = ./check-glibc-link.sh;
   };
   pip = builtins.head (group "env:installer");
-  mkEnv = name: mkBuilt "kb-env-${name}" ./env-builder.sh {
+  mkEnvOf = name: groupName: mkBuilt name ./env-builder.sh {
     inherit python pip;
-    wheels = group "env:${name}";
+    wheels = group groupName;
   };
+  mkEnv = name: mkEnvOf "kb-env-${name}" "env:${name}";
   driver = mkEnv "driver";
   cli = mkEnv "cli";
   envNames = builtins.attrNames (builtins.listToAttrs (map (n: { name = n; value = null; }) (builtins.attrValues pinnedSets)));
@@ -131,7 +132,22 @@ let
       inherit pip;
       wheels = map fetchArtifact keys;
     };
+
+  # The site-packages of an import-check set (`requests.python.importCheck.<name>`: the
+  # `kernels` loader's runtime dependencies, or one python-depends name), which the
+  # import check appends to the toolchain Python's path; null when the lock has none.
+  importCheckPaths = builtins.mapAttrs
+    (name: _: sitePackages (mkEnvOf "kb-check-${name}" "check:${name}"))
+    (lock.requests.python.importCheck or { });
+
+  # The header directories `includes` of the `requests.cpp.<name>` wheel (a C++ dependency,
+  # see python/kernel_builder/data/cpp_dependencies.json), as a store path.
+  wheelHeaders = name: includes: mkBuilt "kb-${name}-headers" ./wheel-headers-builder.sh {
+    wheels = group "cpp:${name}";
+    inherit includes;
+  };
+
 in
 {
-  inherit lock pinnedSets seed runtime cc ccLink python driver cli envs cudas checkPackages testSite;
+  inherit lock pinnedSets seed runtime cc ccLink python driver cli envs cudas checkPackages testSite wheelHeaders importCheckPaths;
 }

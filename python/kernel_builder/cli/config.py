@@ -8,11 +8,13 @@ from typing import TYPE_CHECKING
 import click
 
 from kernel_builder.cli import output
-from kernel_builder.config import BuildTomlError, read_file, to_dict
+from kernel_builder.config import BuildTomlError, cpp_deps, read_file, to_dict
+from kernel_builder.config.model import Backend
 from kernel_builder.config.loading import build_toml_path
 from kernel_builder.config.reader import FRAMEWORK_KEYS
 from kernel_builder.config.update import plan_update, write_atomic
 from kernel_builder.variants.buildsets import load_build_sets
+from kernel_builder.driver.cuda_archs import unbuilt_by_version
 from kernel_builder.variants.checks import matrix_problems
 
 if TYPE_CHECKING:
@@ -53,6 +55,28 @@ def _check_matrix(parsed: Parsed, kernel_dir: str) -> None:
         output.warn(str(warning))
 
 
+def _report_dependencies_and_archs(parsed: Parsed) -> None:
+    """Say which backends a C++ dependency makes unbuildable here, which dependency releases
+    stand in for upstream's, and which requested CUDA capabilities a CUDA version of the
+    build matrix cannot build (those variants drop them)."""
+    build = parsed.build
+    for backend in build.general.backends:
+        reason = cpp_deps.unbuildable_reason(build, backend)
+        if reason:
+            output.note(f"note: the {backend.value} variants cannot be built here: {reason}")
+        for text in cpp_deps.stand_in_notes(build, backend):
+            output.note(f"note: {text}")
+    versions = {
+        v.major_minor()
+        for bs in load_build_sets()
+        if bs.backend is Backend.CUDA and (v := bs.backend_version_v) is not None
+    }
+    for name, kernel in sorted(build.kernels_for(Backend.CUDA).items()):
+        for arch, missing in unbuilt_by_version(kernel.cuda_capabilities or (), versions).items():
+            shown = ", ".join(f"{a}.{b}" for a, b in missing)
+            output.warn(f"[kernel.{name}] cuda-capabilities {arch}: CUDA {shown} cannot build it; those variants leave it out")
+
+
 @click.command("check-config")
 @_DIR
 @click.option("--json", "as_json", is_flag=True, help="Print the normalised model (edition-5 keys) as JSON.")
@@ -71,6 +95,7 @@ def check_config(kernel_dir: str, as_json: bool) -> None:
     """
     parsed = read_file(kernel_dir, check_sources=True)
     _check_matrix(parsed, kernel_dir)
+    _report_dependencies_and_archs(parsed)
     for warning in parsed.warnings:
         output.warn(str(warning))
     if as_json:

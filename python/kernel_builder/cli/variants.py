@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from kernel_builder.cli import output
 from kernel_builder.config import load
+from kernel_builder.config.model import Backend, Version
 from kernel_builder.toolchain.pinned.lockrequests import served_build_sets
 from kernel_builder.variants.buildsets import all_systems, current_system, load_build_sets
 from kernel_builder.variants.matrix import matrix
@@ -27,7 +29,15 @@ __all__ = ["list_variants"]
 @click.option("--bundle", is_flag=True, help="Only variants of the default bundle (what `build` builds).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON list of objects (name, system, backend, torch, bundle, ...).")
 @click.option("--explain", is_flag=True, help="Also show every build set and why it is in or out.")
-def list_variants(directory: Path, system: str | None, bundle: bool, as_json: bool, explain: bool) -> None:
+@click.option(
+    "--cuda-capabilities",
+    "cuda_capabilities",
+    metavar="LIST",
+    help="Show the archs each CUDA variant builds when narrowed to these (comma-separated, as `build --cuda-capabilities`).",
+)
+def list_variants(
+    directory: Path, system: str | None, bundle: bool, as_json: bool, explain: bool, cuda_capabilities: str | None = None
+) -> None:
     """List the build variants of the kernel in DIRECTORY (default: the current directory).
 
     Every applicable build set's variant is listed, bundle and non-bundle alike (the
@@ -50,12 +60,14 @@ def list_variants(directory: Path, system: str | None, bundle: bool, as_json: bo
     elif system != "all" and system not in known:
         raise click.BadParameter(f"unknown system {system!r}; expected one of {', '.join(known)} or all", param_hint="--system")
 
-    result = matrix(load(directory), build_sets, system)
+    build = load(directory)
+    result = matrix(build, build_sets, system)
     if bundle:
         result = result.bundle_only()
+    archs = _narrowed_archs(build, result.variants, cuda_capabilities) if cuda_capabilities else {}
 
     if as_json:
-        variants = [v.to_json() for v in result.variants]
+        variants = [v.to_json() | ({"archs": archs[v.name]} if v.name in archs else {}) for v in result.variants]
         if explain:
             decisions = [
                 {"build_set": d.build_set.label, "included": d.included, "variant": d.variant, "reason": d.reason}
@@ -67,7 +79,8 @@ def list_variants(directory: Path, system: str | None, bundle: bool, as_json: bo
     else:
         width = max((len(v.name) for v in result.variants), default=0)
         for v in result.variants:
-            output.result(f"{v.name:<{width}}  {'bundle' if v.bundle else 'non-bundle'}")
+            shown = f"  archs {' '.join(archs[v.name])}" if v.name in archs else ""
+            output.result(f"{v.name:<{width}}  {'bundle' if v.bundle else 'non-bundle'}{shown}")
         if explain:
             output.result("")
             for d in result.decisions:
@@ -81,3 +94,28 @@ def list_variants(directory: Path, system: str | None, bundle: bool, as_json: bo
     where = "all systems" if system == "all" else system
     n_bundle = sum(1 for v in result.variants if v.bundle)
     output.note(f"{len(result.variants)} variant(s) for {where} ({n_bundle} in the bundle)")
+
+
+def _narrowed_archs(build: Any, variants: Any, text: str) -> dict[str, list[str]]:
+    """Variant name → the archs its build compiles under ``--cuda-capabilities text``
+    (CUDA arch variants only); a narrowing that leaves a component nothing is an error."""
+    from kernel_builder.driver.cuda_archs import CudaArch, archs_for  # lazy: only with --cuda-capabilities
+    from kernel_builder.errors import BuildError  # lazy: as above
+
+    only = [p for p in text.replace(",", " ").split() if p]
+    try:
+        for part in only:
+            CudaArch.parse(part)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--cuda-capabilities") from None
+    caps = {name: k.cuda_capabilities for name, k in build.kernels_for(Backend.CUDA).items()}
+    out: dict[str, list[str]] = {}
+    for v in variants:
+        if v.backend is not Backend.CUDA or v.kind == "noarch" or not caps or v.backend_version is None:
+            continue
+        version = Version.parse(v.backend_version).major_minor()
+        try:
+            out[v.name] = [str(a) for a in archs_for(caps, version, only)]
+        except BuildError as exc:
+            raise click.UsageError(f"{v.name}: {exc}") from None
+    return out

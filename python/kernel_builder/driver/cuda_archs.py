@@ -6,7 +6,11 @@ has a default set and supports a set of ``sm_XX`` codes. The build compiles the
 at or below it (an arch requested with ``+PTX`` may serve later majors too, since its PTX is
 JIT-compiled forward). Archs with an ``a``/``f`` suffix are kept when their base is a
 toolkit arch; ``+PTX`` is re-applied to what survives. An empty result is an error: the
-kernel asked for nothing this toolkit can build.
+kernel asked for nothing this toolkit can build; a requested arch that does not survive is
+a warning naming it (``dropped``), never silent.
+
+The default (target) table follows upstream's current one: capabilities 10.3 and 12.1 are
+built from CUDA 12.9 on.
 """
 
 from __future__ import annotations
@@ -24,6 +28,10 @@ __all__ = [
     "supported_from_nvcc",
     "intersect",
     "select_archs",
+    "dropped",
+    "unbuilt_by_version",
+    "narrow",
+    "archs_for",
     "gencode_flags",
     "metadata_archs",
 ]
@@ -63,19 +71,18 @@ class CudaArch:
         return f"{self.major}.{self.minor}{self.suffix}{'+PTX' if self.ptx else ''}"
 
 
-_DEFAULTS_13 = "7.5 8.0 8.6 8.7 8.9 9.0 10.0 11.0 12.0 12.1+PTX"
-_DEFAULTS_12_8 = "7.0 7.2 7.5 8.0 8.6 8.7 8.9 9.0 10.0 10.1 12.0+PTX"
-_DEFAULTS_OLD = "7.0 7.2 7.5 8.0 8.6 8.7 8.9 9.0+PTX"
+# (first CUDA version, archs built when a kernel names none), newest first.
+DEFAULT_TABLE: tuple[tuple[tuple[int, int], str], ...] = (
+    ((13, 0), "7.5 8.0 8.6 8.7 8.9 9.0 10.0 10.3 11.0 12.0 12.1+PTX"),
+    ((12, 9), "7.0 7.2 7.5 8.0 8.6 8.7 8.9 9.0 10.0 10.1 10.3 12.0 12.1+PTX"),
+    ((12, 8), "7.0 7.2 7.5 8.0 8.6 8.7 8.9 9.0 10.0 10.1 12.0+PTX"),
+    ((0, 0), "7.0 7.2 7.5 8.0 8.6 8.7 8.9 9.0+PTX"),
+)
 
 
 def default_archs(cuda_version: tuple[int, int]) -> list[CudaArch]:
     """The archs built when a kernel names none, by toolkit version."""
-    if cuda_version >= (13, 0):
-        text = _DEFAULTS_13
-    elif cuda_version >= (12, 8):
-        text = _DEFAULTS_12_8
-    else:
-        text = _DEFAULTS_OLD
+    text = next(archs for first, archs in DEFAULT_TABLE if cuda_version >= first)
     return [CudaArch.parse(a) for a in text.split()]
 
 
@@ -133,6 +140,61 @@ def select_archs(
             hint="list capabilities this toolkit supports in cuda-capabilities, or remove the key to build the defaults",
         )
     return result
+
+
+def dropped(requested: Sequence[str] | None, chosen: Iterable[CudaArch]) -> list[str]:
+    """The requested capabilities (as written) that ``chosen`` does not build: each is a
+    warning, since a GPU of that capability would get no code (or only another arch's)."""
+    if requested is None:
+        return []
+    kept = {attrs.evolve(a, ptx=False) for a in chosen}
+    return [text for text in requested if attrs.evolve(CudaArch.parse(text), ptx=False) not in kept]
+
+
+def narrow(chosen: Sequence[CudaArch], only: Sequence[str], *, kernel: str = "") -> list[CudaArch]:
+    """``chosen`` cut down to the capabilities of ``--cuda-capabilities`` (``9.0`` keeps
+    ``9.0`` and ``9.0a``); ``BuildError`` when nothing is left."""
+    try:
+        wanted = {CudaArch.parse(text).with_ptx(False) for text in only}
+    except ValueError as exc:
+        raise BuildError(f"--cuda-capabilities: {exc}") from None
+    kept = [a for a in chosen if a.with_ptx(False) in wanted or a.base in wanted]
+    if not kept:
+        have = ", ".join(str(a) for a in chosen)
+        raise BuildError(
+            f"--cuda-capabilities {','.join(only)} leaves nothing of [kernel.{kernel}]'s archs ({have})",
+            hint=f"narrow to one of {have}",
+        )
+    return kept
+
+
+def archs_for(
+    capabilities: dict[str, Sequence[str] | None], cuda_version: tuple[int, int], only: Sequence[str] | None = None
+) -> list[CudaArch]:
+    """The archs a CUDA variant builds: each component's (``name`` → its cuda-capabilities)
+    selection for ``cuda_version``, narrowed to ``only`` when given; ``BuildError`` as
+    ``select_archs`` and ``narrow``."""
+    out: set[CudaArch] = set()
+    for name, requested in sorted(capabilities.items()):
+        chosen = select_archs(requested, cuda_version=cuda_version, kernel=name)
+        out.update(narrow(chosen, only, kernel=name) if only else chosen)
+    return sorted(out)
+
+
+def unbuilt_by_version(
+    requested: Sequence[str], cuda_versions: Iterable[tuple[int, int]]
+) -> dict[str, list[tuple[int, int]]]:
+    """Requested capability → the CUDA versions (of ``cuda_versions``) that cannot build it
+    (for ``check-config``: the arch is dropped from those variants)."""
+    out: dict[str, list[tuple[int, int]]] = {}
+    for version in sorted(set(cuda_versions)):
+        try:
+            chosen = select_archs(requested, cuda_version=version)
+        except BuildError:
+            chosen = []
+        for text in dropped(requested, chosen):
+            out.setdefault(text, []).append(version)
+    return out
 
 
 def gencode_flags(archs: Iterable[CudaArch]) -> list[str]:

@@ -53,6 +53,7 @@ class CompilePlan:
     source_options: tuple[tuple[str, tuple[str, ...]], ...] = ()
     archs: tuple[str, ...] = ()
     cuda_arch_list: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
 
 
 def template_text(name: str) -> str:
@@ -93,8 +94,15 @@ def plan_compile(
     cuda_supported: frozenset[cuda_archs.CudaArch] | None = None,
     extra_system_includes: tuple[str, ...] = (),
     toolchain_prefix_maps: tuple[str, ...] = (),
+    dependency_includes: tuple[str, ...] = (),
+    dependency_defines: tuple[str, ...] = (),
+    narrow_cuda: tuple[str, ...] | None = None,
 ) -> CompilePlan:
-    """Sources, macros, include dirs and flags for ``backend``'s components of ``build``."""
+    """Sources, macros, include dirs and flags for ``backend``'s components of ``build``.
+
+    ``dependency_*`` are the declared C++ dependencies' include dirs and macros
+    (``driver.cpp_deps``); their prefix maps come with ``toolchain_prefix_maps``.
+    ``narrow_cuda`` (``--cuda-capabilities``) keeps only those of each component's archs."""
     framework = build.framework
     if not isinstance(framework, Torch):
         raise BuildError(f"{variant}: only [torch] kernels are compiled; this kernel has {type(framework).__name__}")
@@ -116,16 +124,24 @@ def plan_compile(
         includes.append(_abs(source_dir, inc))
     all_archs: set[cuda_archs.CudaArch] = set()
     rocm_archs: set[str] = set()
+    warnings: list[str] = []
     for kname, kernel in sorted(components.items()):
         for inc in kernel.include or ():
             includes.append(_abs(source_dir, inc))
         if backend == "cuda":
             assert cuda_version is not None
-            all_archs.update(
-                cuda_archs.select_archs(
-                    kernel.cuda_capabilities, cuda_version=cuda_version, supported=cuda_supported, kernel=kname
-                )
+            chosen = cuda_archs.select_archs(
+                kernel.cuda_capabilities, cuda_version=cuda_version, supported=cuda_supported, kernel=kname
             )
+            lost = cuda_archs.dropped(kernel.cuda_capabilities, chosen)
+            if narrow_cuda is not None:
+                chosen = cuda_archs.narrow(chosen, narrow_cuda, kernel=kname)
+            all_archs.update(chosen)
+            if lost:
+                warnings.append(
+                    f"[kernel.{kname}]: CUDA {cuda_version[0]}.{cuda_version[1]} cannot build cuda-capabilities "
+                    f"{', '.join(lost)}; building {', '.join(str(a) for a in chosen)}"
+                )
         if backend == "rocm":
             wanted = set(kernel.rocm_archs or _ROCM_ARCHS)
             chosen = wanted & set(_ROCM_ARCHS)
@@ -149,7 +165,8 @@ def plan_compile(
                 flags = tuple(kernel.cxx_flags or ()) + tuple(kernel.sycl_flags or ())
             if flags:
                 options[path] = flags
-    defines = [f"TORCH_EXTENSION_NAME={ops_id}", *backend_defines(backend)]
+    includes.extend(dependency_includes)
+    defines = [f"TORCH_EXTENSION_NAME={ops_id}", *backend_defines(backend), *dependency_defines]
     if stable_abi is not None:
         defines.append(stable_abi_define(stable_abi))
     prefix_maps = (
@@ -186,6 +203,7 @@ def plan_compile(
         source_options=tuple(sorted(options.items())),
         archs=archs,
         cuda_arch_list=tuple(sorted({str(a.base) for a in all_archs})),
+        warnings=tuple(warnings),
     )
 
 

@@ -47,6 +47,12 @@ def parser() -> argparse.ArgumentParser:
         action="store_true",
         help="skip importing the built variant (a kernel flake's doGetKernelCheck = false)",
     )
+    p.add_argument(
+        "--cuda-capabilities",
+        default=os.environ.get("KERNEL_BUILDER_CUDA_CAPABILITIES") or None,
+        help="comma-separated: build a CUDA variant only for these of its archs (recorded in metadata; "
+        "default: $KERNEL_BUILDER_CUDA_CAPABILITIES, which `kernel-builder build --cuda-capabilities` sets)",
+    )
     p.add_argument("--keep-scratch", action="store_true", help="keep the generated CMake project and logs")
     p.add_argument("-v", "--verbose", action="store_true", help="stream compiler output to stderr")
     return p
@@ -75,6 +81,12 @@ def _show_log() -> None:
     logger.setLevel(logging.INFO)
 
 
+def _capabilities(text: str | None) -> tuple[str, ...] | None:
+    """``"9.0,10.0"`` (or space-separated) → ``("9.0", "10.0")``; empty → ``None``."""
+    parts = tuple(p for p in (text or "").replace(",", " ").split() if p)
+    return parts or None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     _show_log()
@@ -98,6 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             keep_scratch=args.keep_scratch,
             strict_manylinux=args.strict_manylinux,
             import_check=not args.no_import_check,
+            cuda_capabilities=_capabilities(args.cuda_capabilities),
         )
     except KernelBuilderError as exc:
         print(f"error: {exc}", file=sys.stderr)

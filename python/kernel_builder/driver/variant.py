@@ -22,7 +22,7 @@ from kernel_builder.tree.digest import compute_digest
 from kernel_builder.errors import BuildError
 from kernel_builder.tree.layout import clean_stale_staging, publish, staging_dir
 from kernel_builder.tree.metadata import GitStatus, Metadata, Provenance, current_provenance
-from kernel_builder.driver import generate
+from kernel_builder.driver import cpp_deps, generate
 from kernel_builder.driver.assemble import copy_python_files, strip_runpath
 from kernel_builder.tree.checks import MANYLINUX, check_variant, manylinux_violations, objects_using, start_import_check
 from kernel_builder.driver.compile import compile_module, write_project
@@ -89,9 +89,13 @@ def build_variant(
     keep_scratch: bool = False,
     strict_manylinux: bool = False,
     import_check: bool = True,
+    cuda_capabilities: tuple[str, ...] | None = None,
 ) -> VariantResult:
     """Build ``variant_name`` of the kernel in ``source`` into ``out_dir/variant_name``.
-    ``import_check=False`` skips importing it (upstream's ``doGetKernelCheck = false``)."""
+
+    ``import_check=False`` skips importing it (upstream's ``doGetKernelCheck = false``);
+    ``cuda_capabilities`` narrows a CUDA variant's archs (``--cuda-capabilities``, for a
+    faster local iteration); the metadata records it, and ``upload`` refuses such a tree."""
     started = time.monotonic()
     source = Path(source).resolve()
     out = Path(out_dir).resolve()
@@ -128,9 +132,13 @@ def build_variant(
             scratch_dir(build, source, variant.name, ops_id, keep=keep_scratch) if is_arch else contextlib.nullcontext()
         )
         with scratch_context as scratch:
+            provenance = _provenance(source, kernel_commit, kernel_dirty)
+            narrowed = cuda_capabilities if backend == "cuda" and is_arch and cuda_capabilities else None
+            if narrowed:
+                provenance = attrs.evolve(provenance, cuda_capabilities=narrowed)
             metadata = _assemble(
                 build, variant, source, staged, scratch, ops_id, uid, is_arch, toolchain_python,
-                _provenance(source, kernel_commit, kernel_dirty), jobs, verbose, strict_manylinux,
+                provenance, jobs, verbose, strict_manylinux, narrowed,
             )
             if keep_scratch and scratch is not None:
                 log.info(f"scratch kept at {scratch.path}")
@@ -174,6 +182,7 @@ def _assemble(
     jobs: int | None,
     verbose: bool,
     strict_manylinux: bool = False,
+    narrow_cuda: tuple[str, ...] | None = None,
 ) -> Metadata:
     """Fill ``staged`` with the package files, ``_ops.py``, the module and metadata + digest."""
     backend = variant.backend
@@ -183,7 +192,8 @@ def _assemble(
         toolchain = probe_toolchain(toolchain_python)
         _check_toolchain(variant, toolchain)
         stable = variant.version if variant.kind is Kind.STABLE_ABI else None
-        archs = _compile(build, variant, ops_id, scratch, toolchain, stable, staged, jobs, verbose, strict_manylinux)
+        archs = _compile(build, variant, ops_id, scratch, toolchain, stable, staged, jobs, verbose, strict_manylinux,
+                         narrow_cuda)
         if archs:
             metadata = metadata.with_archs(list(archs))
         ops_py = generate.render_ops_py(name=build.name, backend=backend, ops_id=ops_id)
@@ -207,6 +217,7 @@ def _compile(
     jobs: int | None,
     verbose: bool,
     strict_manylinux: bool = False,
+    narrow_cuda: tuple[str, ...] | None = None,
 ) -> tuple[str, ...]:
     backend = variant.backend
     cuda_version = None
@@ -216,6 +227,7 @@ def _compile(
         cuda_version = toolkit.version
 
         supported = supported_from_nvcc(toolkit.list_gpu_code)
+    deps = cpp_deps.resolve(build, backend, python=toolchain.python, site_packages=toolchain.site_packages)
     plan = generate.plan_compile(
         build,
         variant=variant.name,
@@ -229,8 +241,13 @@ def _compile(
         cuda_supported=supported,
         extra_system_includes=toolchain.nvidia_includes if backend == "cuda" else (),
         # Set by the pinned toolchain: its store paths must not end up in the module.
-        toolchain_prefix_maps=tuple(os.environ.get("KERNEL_BUILDER_PREFIX_MAPS", "").split()),
+        toolchain_prefix_maps=(*os.environ.get("KERNEL_BUILDER_PREFIX_MAPS", "").split(), *deps.prefix_maps),
+        dependency_includes=deps.includes,
+        dependency_defines=deps.defines,
+        narrow_cuda=narrow_cuda,
     )
+    for warning in plan.warnings:
+        log.warning("%s", warning)
     if not compilable_here(variant):
         project = write_project(plan, scratch.path)
         scratch.keep = True  # the generated build files are the useful output here

@@ -111,8 +111,12 @@ class KernelFlake:
 
 
 def open_kernel_flake(
-    kernel_dir: Path, extra_pythons: Sequence[str] = (), provider: Provider | str = Provider.PINNED,
-    *, test_select: str | None = None,
+    kernel_dir: Path,
+    extra_pythons: Sequence[str] = (),
+    provider: Provider | str = Provider.PINNED,
+    cuda_capabilities: Sequence[str] | None = None,
+    *,
+    test_select: str | None = None,
 ) -> KernelFlake:
     """Record the toolchain (host only), write the flake input, and ask the flake for its variants.
 
@@ -120,7 +124,10 @@ def open_kernel_flake(
     build.toml, so it is cached under that key.
     """
     provider = Provider(provider)
-    prepared = prepare_kernel_flake(kernel_dir, list(extra_pythons), toolchain=provider.value, test_select=test_select)
+    prepared = prepare_kernel_flake(
+        kernel_dir, list(extra_pythons), toolchain=provider.value, cuda_capabilities=cuda_capabilities,
+        test_select=test_select,
+    )
     if provider is Provider.HOST:
         log.info("note: " + HERMETIC_NOTE.format(path=prepared.toolchains))
     key = hashlib.sha256(

@@ -17,6 +17,7 @@ import json
 import os
 import shlex
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -81,15 +82,24 @@ def kernel_flake_ref(kernel_dir: Path, *, state: Path | None = None) -> str:
 
 
 def prepare_flake_input(
-    toolchains: ToolchainsRecord | None, identity: KernelIdentity, *, state: Path | None = None, test_select: str | None = None
+    toolchains: ToolchainsRecord | None,
+    identity: KernelIdentity,
+    *,
+    state: Path | None = None,
+    options: dict[str, Any] | None = None,
+    test_select: str | None = None,
 ) -> Path:
-    """Write (or reuse) the flake input directory and return its path. ``test_select`` is
-    ``kernel-builder test -k``'s expression, read only by the kernel-test runs."""
+    """Write (or reuse) the flake input directory and return its path. ``options`` (build
+    options the variant derivations see, e.g. ``cudaCapabilities``) go to
+    ``state/build-options.json`` when given; ``test_select`` is ``kernel-builder test -k``'s
+    expression, read only by the kernel-test runs."""
     state = state or state_dir()
     files = [(rel, path.read_bytes()) for rel, path in _checked_source().files()]
     if toolchains is not None:
         files.append(("state/toolchains.json", (json.dumps(to_json(toolchains), indent=2, sort_keys=True) + "\n").encode()))
     files.append(("state/kernel.json", (json.dumps(identity.as_record(), sort_keys=True) + "\n").encode()))
+    if options:
+        files.append(("state/build-options.json", (json.dumps(options, sort_keys=True) + "\n").encode()))
     if test_select is not None:
         files.append(("state/test-args.json", (json.dumps({"select": test_select}) + "\n").encode()))
     digest = hashlib.sha256()
@@ -162,6 +172,7 @@ def prepare_kernel_flake(
     *,
     state: Path | None = None,
     toolchain: str = "pinned",
+    cuda_capabilities: Sequence[str] | None = None,
     test_select: str | None = None,
 ) -> PreparedFlake:
     """Write the flake input and return the kernel's flake ref and override args.
@@ -169,6 +180,7 @@ def prepare_kernel_flake(
     With ``toolchain="host"`` the host toolchain is recorded first (rediscovered when it
     changed on disk or new Pythons are given) and handed to the flake; with the default
     ``"pinned"`` nothing of this machine is recorded: the flake uses the pinned toolchains.
+    ``cuda_capabilities`` (``build --cuda-capabilities``) narrows the CUDA variants' archs.
     """
     state = state or writable_state_dir()
     record = None
@@ -182,7 +194,8 @@ def prepare_kernel_flake(
             record = discover([*extra_pythons, *previous], state=state)
             write_toolchains(record, state=state)
     identity = kernel_identity(kernel_dir)
-    flake_input = prepare_flake_input(record, identity, state=state, test_select=test_select)
+    options = {"cudaCapabilities": list(cuda_capabilities)} if cuda_capabilities else None
+    flake_input = prepare_flake_input(record, identity, state=state, options=options, test_select=test_select)
     args = ("--override-input", "kernel-builder", f"path:{flake_input}", "--no-write-lock-file")
     ref = kernel_flake_ref(kernel_dir, state=state)
     return PreparedFlake(ref, args, identity, toolchains_path(state))

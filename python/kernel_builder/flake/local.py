@@ -12,7 +12,7 @@ from __future__ import annotations
 import signal
 import sys
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from kernel_builder.config import load
@@ -55,6 +55,7 @@ def build_local(
     cores: int | None = None,
     verbose: bool = False,
     build: Build | None = None,
+    cuda_capabilities: Sequence[str] | None = None,
 ) -> list[VariantResult]:
     """Build the kernel in ``kernel_dir`` into ``out_dir`` (default ``kernel_dir/build``).
 
@@ -99,7 +100,8 @@ def build_local(
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None
     try:
         return [
-            build_variant(kernel_dir, name, out, toolchain_python=python, build=build, jobs=cores, verbose=verbose)
+            build_variant(kernel_dir, name, out, toolchain_python=python, build=build, jobs=cores, verbose=verbose,
+                          cuda_capabilities=tuple(cuda_capabilities) if cuda_capabilities else None)
             for name in names
         ]
     except BaseException:

@@ -65,6 +65,16 @@ def dirty_variants(tree: LocalTree) -> list[str]:
     return [n for n, m in tree.metadata.items() if m.provenance is not None and m.provenance.dirty]
 
 
+def narrowed_variants(tree: LocalTree) -> dict[str, tuple[str, ...]]:
+    """Variants built with ``--cuda-capabilities`` (fewer archs than build.toml asks), with
+    the capabilities they were narrowed to."""
+    return {
+        n: m.provenance.cuda_capabilities
+        for n, m in tree.metadata.items()
+        if m.provenance is not None and m.provenance.cuda_capabilities is not None
+    }
+
+
 def choose_target(tree: LocalTree, repo_id: str | None, branch: str | None) -> tuple[str, str, int]:
     """``(repo_id, branch, version)`` from the options, build.toml and the variants' metadata."""
     hub = tree.build.general.hub if tree.build is not None else None

@@ -53,6 +53,7 @@ from kernel_builder.hub.tree import (
     benchmark_files,
     choose_target,
     dirty_variants,
+    narrowed_variants,
     read_tree,
     render_tree_card,
 )
@@ -294,6 +295,15 @@ def _check(tree: LocalTree, scans: dict[str, VariantScan], force: bool) -> None:
             )
     if dirty := dirty_variants(tree):
         log.warning("built from a dirty git tree (uncommitted changes): %s", ", ".join(dirty))
+    if narrowed := narrowed_variants(tree):
+        listing = ", ".join(f"{name} (only {','.join(caps)})" for name, caps in narrowed.items())
+        if not force:
+            raise CheckError(
+                f"refusing to upload {tree.build_dir}: built for fewer CUDA architectures than build.toml asks "
+                f"(--cuda-capabilities): {listing}",
+                hint="rebuild without --cuda-capabilities; --force uploads anyway",
+            )
+        log.warning("uploading variants built for fewer CUDA architectures than build.toml asks: %s", listing)
 
 
 def _plan(

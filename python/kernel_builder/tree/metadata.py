@@ -76,8 +76,12 @@ class BuilderProvenance:
 
 @attrs.frozen
 class Provenance:
+    """Who built the variant from what; ``cuda_capabilities`` is set when the build was
+    narrowed with ``--cuda-capabilities`` (a tree ``upload`` refuses without ``--force``)."""
+
     kernel_builder: BuilderProvenance
     kernel: GitStatus | None = None
+    cuda_capabilities: tuple[str, ...] | None = attrs.field(default=None, converter=attrs.converters.optional(tuple))
 
     @property
     def dirty(self) -> bool:
@@ -88,6 +92,8 @@ class Provenance:
         data: dict[str, Any] = {"kernel-builder": self.kernel_builder.to_json()}
         if self.kernel is not None:
             data["kernel"] = self.kernel.to_json()
+        if self.cuda_capabilities is not None:
+            data["cuda-capabilities"] = list(self.cuda_capabilities)
         return data
 
 
@@ -421,4 +427,7 @@ def _provenance_from_json(value: object) -> Provenance | None:
     builder_git = _git_from_json(builder, "provenance.kernel-builder", required=False)
     kernel_value = _optional(value, "kernel", dict)
     kernel = None if kernel_value is None else _git_from_json(kernel_value, "provenance.kernel", required=True)
-    return Provenance(BuilderProvenance(version, builder_git), kernel)
+    narrowed = _optional(value, "cuda-capabilities", list)
+    if narrowed is not None:
+        narrowed = _str_list(narrowed, "provenance.cuda-capabilities")
+    return Provenance(BuilderProvenance(version, builder_git), kernel, narrowed)

@@ -3,7 +3,11 @@
 Resolution uses the ordinary clients, so it sees exactly what ``fetch`` will download:
 ``apt-cache show`` and ``apt-get download --print-uris`` for Debian packages (version,
 sha256, pool URL), and ``pip install --dry-run --report`` for each Python environment
-(every wheel with its sha256, for CPython 3.11 on manylinux x86_64). Wheels that come
+(every wheel with its sha256, for CPython 3.11 on manylinux x86_64) and for each C++
+dependency of ``requests.cpp`` (one wheel, without its Python dependencies: only its
+headers are used, see ``kernel_builder/data/cpp_dependencies.json``), and for each
+import-check set of ``requests.python.importCheck`` (``loader``: what the ``kernels``
+loader always brings; otherwise a ``python-depends`` name). Wheels that come
 from a local mirror get their public URL (PyPI's, or PyTorch's for ``+cpu`` builds).
 Each kernel-test package (``requests.python.test``) is resolved on its own, with its
 dependencies, into group ``test:<name>``: the package set a kernel flake's
@@ -63,13 +67,15 @@ def public_wheel_url(url: str, file: str) -> str:
     return f"https://files.pythonhosted.org/packages/{python_tag}/{name[0].lower()}/{name.lower()}/{file}"
 
 
-def resolve_wheels(requirements: list[str], *, python: str = "3.11") -> list[dict[str, str]]:
-    """Every wheel ``pip`` would install for ``requirements`` (dependencies included)."""
+def resolve_wheels(requirements: list[str], *, python: str = "3.11", deps: bool = True) -> list[dict[str, str]]:
+    """Every wheel ``pip`` would install for ``requirements`` (dependencies included unless
+    ``deps`` is false)."""
     with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:
         report = Path(tmp) / "report.json"
         run_tool(
             ["python3", "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--disable-pip-version-check",
-             "--report", str(report), "--target", str(Path(tmp) / "target"), *pip_platform_args(python), *requirements],
+             "--report", str(report), "--target", str(Path(tmp) / "target"), *pip_platform_args(python),
+             *([] if deps else ["--no-deps"]), *requirements],
             "pip install --dry-run --report",
         )
         data = json.loads(report.read_text())
@@ -107,6 +113,10 @@ def relock(path: Path | None = None) -> dict[str, Any]:
         add(f"env:{env}", resolve_wheels(list(requirements), python=python["version"]))
     for requirement in python.get("test", []):
         add(f"test:{check_package_name(requirement)}", resolve_wheels([requirement], python=python["version"]))
+    for name, requirements in (python.get("importCheck") or {}).items():
+        add(f"check:{name}", resolve_wheels(list(requirements), python=python["version"]))
+    for name, requirement in (requests.get("cpp") or {}).items():
+        add(f"cpp:{name}", resolve_wheels([requirement], python=python["version"], deps=False))
     seed_request = requests["seed"]
     seed_key = next(k for k in groups[seed_request["group"]] if artifacts[k]["name"] == seed_request["deb"])
     with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:

@@ -1,0 +1,33 @@
+# The C++ dependencies of one backend's variants (build.toml `depends`), from the table in
+# python/kernel_builder/data/cpp_dependencies.json (the same one the Python side reads).
+# A provided dependency is the pinned wheel's headers as a store path, handed to the
+# variant build as KERNEL_BUILDER_CPP_DEPS (provider name -> path); only the variants of
+# the backend whose components declare it get it. A dependency that nothing provides here
+# (or that serves another backend) makes those variants unbuildable, with the reason.
+#
+# Type: { builderSrc; system } -> config -> backend -> { reason : string | null; attrs : attrs }
+{ builderSrc, system }:
+let
+  table = builtins.fromJSON (builtins.readFile (builderSrc.outPath + "/python/kernel_builder/data/cpp_dependencies.json"));
+  parts = import ../../toolchains/pinned/parts.nix { inherit system; };
+  headers = name: parts.wheelHeaders name table.providers.${name}.includes;
+in
+config: backend:
+let
+  declared = builtins.concatLists (map
+    (k: map (dep: { inherit dep; entry = table.dependencies.${dep}; }) (k.depends or [ ]))
+    (config.kernelsFor backend));
+  needed = builtins.filter (d: !(d.entry.builtin or false)) declared;
+  problem = d:
+    if !(builtins.elem backend (d.entry.backends or [ ])) then
+      "depends on ${d.dep}, which serves ${builtins.concatStringsSep ", " d.entry.backends} kernels, not ${backend}"
+    else if !(d.entry ? lock) then "depends on ${d.dep}: ${d.entry.unavailable}"
+    else null;
+  problems = builtins.filter (p: p != null) (map problem needed);
+  providers = builtins.listToAttrs (map (d: { name = d.entry.lock; value = headers d.entry.lock; })
+    (builtins.filter (d: problem d == null) needed));
+in
+{
+  reason = if problems == [ ] then null else "build.toml ${builtins.concatStringsSep "; " problems}";
+  attrs = if providers == { } then { } else { KERNEL_BUILDER_CPP_DEPS = builtins.toJSON providers; };
+}
