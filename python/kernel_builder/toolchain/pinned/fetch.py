@@ -98,6 +98,7 @@ def _download_wheels(artifacts: list[Artifact], into: Path, python: str) -> dict
         return {}
     into.mkdir(parents=True, exist_ok=True)
     # pip resolves even with --no-deps: two versions of one project need two calls.
+    # `===` is string equality: `torch===2.13.0` is never answered with 2.13.0+cpu.
     batches: list[list[Artifact]] = []
     for artifact in artifacts:
         batch = next((b for b in batches if all(a.name != artifact.name for a in b)), None)
@@ -106,7 +107,7 @@ def _download_wheels(artifacts: list[Artifact], into: Path, python: str) -> dict
         batch.append(artifact)
     for batch in batches:
         run_tool(["python3", "-m", "pip", "download", "--no-deps", "--quiet", "--disable-pip-version-check", "-d", str(into),
-                  *pip_platform_args(python), *[f"{a.name}=={a.version}" for a in batch]], "pip download", cwd=into, hint=_REACH)
+                  *pip_platform_args(python), *[f"{a.name}==={a.version}" for a in batch]], "pip download", cwd=into, hint=_REACH)
     files = {}
     by_name = {p.name.replace("%2B", "+"): p for p in into.iterdir() if p.is_file()}
     for artifact in artifacts:

@@ -19,6 +19,9 @@ from kernel_builder._source import nix_data_file
 __all__ = ["ENV_VAR", "lock_path", "served_build_sets", "check_package_name", "check_packages", "torch_environments"]
 
 ENV_VAR = "KERNEL_BUILDER_TOOLCHAIN_LOCK"
+# The version of an exact torch pin: `torch==2.14.1`, `torch==2.13.0,!=2.13.0+cpu` (the
+# PyPI build, never the local mirror's +cpu one), `torch===2.13.0`.
+_TORCH_PIN = re.compile(r"torch\s*===?\s*([^,;\s]+)")
 
 
 def lock_path() -> Path:
@@ -49,14 +52,14 @@ def served_build_sets(path: Path | None = None) -> frozenset[tuple[str, str]]:
 def torch_environments(path: Path | None = None) -> list[tuple[str, str, tuple[str, ...]]]:
     """(environment, torch pin, build-set keys it serves) for every torch environment of the
     lock, in lock order: ``("torch2.14", "2.14.1", ("torch2.14-cpu", "torch2.14-cuda13.0"))``.
-    The pin keeps a local label (``2.13.0+cpu``)."""
+    The pin keeps a local label (``2.13.0+cpu``); extra specifiers after it are dropped."""
     _, requests = _requests(str(path or lock_path()))
     serves: dict[str, list[str]] = {}
     for key, env in (requests.get("buildSets") or {}).items():
         serves.setdefault(env, []).append(key)
     out = []
     for env, specs in ((requests.get("python") or {}).get("environments") or {}).items():
-        pins = [spec.split("==", 1)[1] for spec in specs if spec.startswith("torch==")]
+        pins = [m.group(1) for m in map(_TORCH_PIN.match, specs) if m]
         if pins and env in serves:
             out.append((env, pins[0], tuple(serves[env])))
     return out
