@@ -24,7 +24,7 @@ let envName = pinnedSets.${buildSet.key} or null; in
 if system != lock.system then
   missing "the pinned toolchains are for ${lock.system}, not ${system}"
 else if envName == null then
-  missing "build set ${buildSet.key} has no pinned toolchain (pinned: ${builtins.concatStringsSep ", " (builtins.attrNames pinnedSets)}); build it with `kernel-builder build --toolchain host`"
+  missing "build set ${buildSet.key} is not in the toolchain lock nix/toolchain-lock.json (pinned: ${builtins.concatStringsSep ", " (builtins.attrNames pinnedSets)}); `kernel-builder list-variants` says where its torch is published and how to pin it"
 else
   let
     env = envs.${envName};

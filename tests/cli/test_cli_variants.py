@@ -44,11 +44,26 @@ src = ["relu.cu"]
 """
 
 
+# What list-variants reads of a toolchain lock (its requests): torch 2.13's PyPI build is
+# the CUDA 13.0 one and serves the cpu set here; nothing else is pinned.
+LOCK = {
+    "schema": 1,
+    "system": "x86_64-linux",
+    "requests": {
+        "python": {"version": "3.11", "environments": {"torch2.13": ["torch==2.13.0,!=2.13.0+cpu", "ninja"]}},
+        "buildSets": {"torch2.13-cpu": "torch2.13"},
+        "cuda": {"torch2.13": "13.0"},
+    },
+}
+
+
 @pytest.fixture()
 def env(tmp_path: Path) -> dict[str, str]:
     path = tmp_path / "build-sets.json"
     path.write_text(json.dumps(SETS))
-    return {**os.environ, "KERNEL_BUILDER_BUILD_SETS": str(path)}
+    lock = tmp_path / "toolchain-lock.json"
+    lock.write_text(json.dumps(LOCK))
+    return {**os.environ, "KERNEL_BUILDER_BUILD_SETS": str(path), "KERNEL_BUILDER_TOOLCHAIN_LOCK": str(lock)}
 
 
 def kernel(tmp_path: Path, torch_extra: str = "") -> Path:
@@ -62,18 +77,35 @@ def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "kernel_builder", "list-variants", *args], env=env, capture_output=True, text=True)
 
 
-def test_human_output_marks_bundle(tmp_path: Path, env) -> None:
+def test_human_output_marks_bundle_and_what_builds_here(tmp_path: Path, env) -> None:
     done = run(env, "--system", "x86_64-linux", str(kernel(tmp_path)))
     assert done.returncode == 0, done.stderr
-    rows = [line.split() for line in done.stdout.splitlines()]
-    assert rows == [
-        ["torch211-cxx11-cpu-x86_64-linux", "non-bundle"],
-        ["torch212-cxx11-cpu-x86_64-linux", "bundle"],
-        ["torch212-cxx11-cu126-x86_64-linux", "bundle"],
-        ["torch213-cxx11-cpu-x86_64-linux", "bundle"],
-        ["torch213-cxx11-cu126-x86_64-linux", "bundle"],
+    rows = [line.split(None, 3) for line in done.stdout.splitlines()]
+    assert [row[:3] for row in rows] == [
+        ["torch211-cxx11-cpu-x86_64-linux", "non-bundle", "not-here:"],
+        ["torch212-cxx11-cpu-x86_64-linux", "bundle", "not-here:"],
+        ["torch212-cxx11-cu126-x86_64-linux", "bundle", "not-here:"],
+        ["torch213-cxx11-cpu-x86_64-linux", "bundle", "buildable-here"],
+        ["torch213-cxx11-cu126-x86_64-linux", "bundle", "not-here:"],
     ]
-    assert "5 variant(s) for x86_64-linux (4 in the bundle)" in done.stderr
+    why = {row[0]: row[3] for row in rows if len(row) == 4}
+    assert why["torch212-cxx11-cpu-x86_64-linux"].startswith("torch 2.12 (cpu) is not in the toolchain lock; torch 2.12 is published on PyPI")
+    # torch 2.13's CUDA build on PyPI is the pinned 13.0 one: 12.6 is only on the PyTorch index
+    assert why["torch213-cxx11-cu126-x86_64-linux"] == (
+        "torch 2.13 + CUDA 12.6 is published on the PyTorch index (https://download.pytorch.org/whl/cu126), "
+        "not on PyPI (whose torch 2.13 is the CUDA 13.0 build), and is not in the toolchain lock: pin it with "
+        "`kernel-builder toolchain lock` on a machine whose pip reaches that index (docs/nix.md, Adding a build set)"
+    )
+    assert "PyPI" not in why["torch212-cxx11-cu126-x86_64-linux"]  # nothing of torch 2.12 is pinned: unknown
+    assert all("--toolchain host" not in line for line in done.stdout.splitlines())
+    assert "5 variant(s) for x86_64-linux (4 in the bundle, 1 buildable here)" in done.stderr
+
+
+def test_other_systems_say_the_lock_pins_only_its_own(tmp_path: Path, env) -> None:
+    done = run(env, "--system", "aarch64-darwin", str(kernel(tmp_path)))
+    assert done.returncode == 0, done.stderr
+    for line in done.stdout.splitlines():
+        assert "not-here: no pinned toolchain for aarch64-darwin: the toolchain lock (nix/toolchain-lock.json) pins x86_64-linux toolchains only" in line
 
 
 def test_json_all_systems(tmp_path: Path, env) -> None:
@@ -98,6 +130,8 @@ def test_json_all_systems(tmp_path: Path, env) -> None:
         "bundle": True,
     }
     assert [d["local"] for d in data if d["system"] == "x86_64-linux"] == [False, False, False, True, False]
+    assert ["why_not_here" in d for d in data if d["system"] == "x86_64-linux"] == [True, True, True, False, True]
+    assert data[0]["why_not_here"].startswith("no pinned toolchain for aarch64-darwin")
 
 
 def test_bundle_only(tmp_path: Path, env) -> None:

@@ -91,7 +91,8 @@ def gc_cmd(dry_run: bool) -> None:
 
 @toolchain.command("lock")
 @click.option("--lock-file", type=click.Path(dir_okay=False, path_type=Path), help="The lock to regenerate (default: kernel-builder's nix/toolchain-lock.json).")
-def lock_cmd(lock_file: Path | None) -> None:
+@click.option("--upgrade-debs", is_flag=True, help="Take each Debian package's current candidate instead of the version the lock pins.")
+def lock_cmd(lock_file: Path | None, upgrade_debs: bool) -> None:
     """Regenerate the toolchain lock from its requests (for maintainers).
 
     \b
@@ -99,11 +100,12 @@ def lock_cmd(lock_file: Path | None) -> None:
     `apt-get download --print-uris` for the Debian packages (run `apt-get update` first),
     `pip install --dry-run --report` for each Python environment (CPython 3.11,
     manylinux_2_28 x86_64 wheels), and rewrites every artifact's version, file, sha256
-    and public URL. Then run `toolchain fetch` and rebuild.
+    and public URL. Debian packages keep the version the lock pins unless
+    `--upgrade-debs` (an upgrade rebuilds every toolchain). Then run `toolchain fetch`.
     Example:
       kernel-builder toolchain lock && git diff --stat nix/toolchain-lock.json
     """
-    data = relock(lock_file)
+    data = relock(lock_file, upgrade_debs=upgrade_debs)
     output.note(f"locked {len(data['artifacts'])} artifact(s) in {len(data['groups'])} group(s)")
 
 

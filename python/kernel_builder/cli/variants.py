@@ -10,9 +10,10 @@ import click
 from kernel_builder.cli import output
 from kernel_builder.config import load
 from kernel_builder.config.model import Backend, Version
+from kernel_builder.toolchain.pinned.availability import why_not_pinned
 from kernel_builder.toolchain.pinned.lockrequests import served_build_sets
 from kernel_builder.variants.buildsets import all_systems, current_system, load_build_sets
-from kernel_builder.variants.matrix import matrix
+from kernel_builder.variants.matrix import MatrixVariant, matrix
 
 __all__ = ["list_variants"]
 
@@ -41,7 +42,9 @@ def list_variants(
     """List the build variants of the kernel in DIRECTORY (default: the current directory).
 
     Every applicable build set's variant is listed, bundle and non-bundle alike (the
-    second column says which); `--bundle` keeps the bundle ones. Variant names follow
+    second column says which); `--bundle` keeps the bundle ones. The third column says
+    whether the pinned toolchains (nix/toolchain-lock.json) build it here, and if not,
+    which torch build is missing and where it is published. Variant names follow
     docs/variants.md; the build sets come from nix/build-sets.json.
 
     \b
@@ -51,7 +54,8 @@ def list_variants(
       kernel-builder list-variants --explain --system x86_64-linux .
 
     With `--json --explain` the output is an object with `variants` and `build_sets`
-    (each build set with `reason` and, when it is in, `variant`).
+    (each build set with `reason` and, when it is in, `variant`). Each JSON variant has
+    `local` (buildable here) and, when it is not, `why_not_here`.
     """
     build_sets = load_build_sets(served=served_build_sets())
     known = all_systems(build_sets)
@@ -66,8 +70,14 @@ def list_variants(
         result = result.bundle_only()
     archs = _narrowed_archs(build, result.variants, cuda_capabilities) if cuda_capabilities else {}
 
+    def why_not(v: MatrixVariant) -> str:
+        return why_not_pinned(v.torch, v.backend.value, v.backend_version, v.system)
+
     if as_json:
-        variants = [v.to_json() | ({"archs": archs[v.name]} if v.name in archs else {}) for v in result.variants]
+        variants = [
+            v.to_json() | ({"archs": archs[v.name]} if v.name in archs else {}) | ({} if v.build_set.local else {"why_not_here": why_not(v)})
+            for v in result.variants
+        ]
         if explain:
             decisions = [
                 {"build_set": d.build_set.label, "included": d.included, "variant": d.variant, "reason": d.reason}
@@ -80,7 +90,8 @@ def list_variants(
         width = max((len(v.name) for v in result.variants), default=0)
         for v in result.variants:
             shown = f"  archs {' '.join(archs[v.name])}" if v.name in archs else ""
-            output.result(f"{v.name:<{width}}  {'bundle' if v.bundle else 'non-bundle'}{shown}")
+            here = "buildable-here" if v.build_set.local else f"not-here: {why_not(v)}"
+            output.result(f"{v.name:<{width}}  {'bundle' if v.bundle else 'non-bundle':<10}{shown}  {here}")
         if explain:
             output.result("")
             for d in result.decisions:
@@ -93,7 +104,8 @@ def list_variants(
         output.note(f"note: {note}")
     where = "all systems" if system == "all" else system
     n_bundle = sum(1 for v in result.variants if v.bundle)
-    output.note(f"{len(result.variants)} variant(s) for {where} ({n_bundle} in the bundle)")
+    n_here = sum(1 for v in result.variants if v.build_set.local)
+    output.note(f"{len(result.variants)} variant(s) for {where} ({n_bundle} in the bundle, {n_here} buildable here)")
 
 
 def _narrowed_archs(build: Any, variants: Any, text: str) -> dict[str, list[str]]:

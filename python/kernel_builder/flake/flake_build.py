@@ -37,8 +37,10 @@ from kernel_builder.errors import BuildError, KernelBuilderError
 from kernel_builder.tree.layout import hash_variants, install_variant, tree_size
 from kernel_builder.flake.kernel_flake import PreparedFlake, prepare_kernel_flake
 from kernel_builder.flake.variant_table import Provider, VariantEntry, parse_table
+from kernel_builder.toolchain.pinned.availability import why_not_pinned
 from kernel_builder.toolchain.pinned.store import ensure_fetched, record_pythons
 from kernel_builder.toolchain.state import state_dir
+from kernel_builder.variants.buildsets import current_system
 
 __all__ = [
     "DONE", "HERMETIC_NOTE", "KernelFlake", "Observer", "RowStatus", "VariantRow", "build_variants", "nix_options",
@@ -135,12 +137,26 @@ def open_kernel_flake(
     ).hexdigest()[:24]
     cache = state_dir() / "variant-tables" / f"{key}.json"
     if cache.is_file():
-        return KernelFlake(kernel_dir, prepared, provider, parse_table(json.loads(cache.read_text())))
+        return KernelFlake(kernel_dir, prepared, provider, _explained(parse_table(json.loads(cache.read_text())), provider))
     records = nix.eval_json(prepared.installable("variantTable"), flake_args=prepared.flake_args)
     table = parse_table(records if isinstance(records, list) else [records])
     cache.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(cache, json.dumps(records))
-    return KernelFlake(kernel_dir, prepared, provider, table)
+    return KernelFlake(kernel_dir, prepared, provider, _explained(table, provider))
+
+
+def _explained(table: tuple[VariantEntry, ...], provider: Provider) -> tuple[VariantEntry, ...]:
+    """With pinned toolchains, each unbuildable variant says what ``list-variants`` says
+    (which torch build is missing, where it is published, how to pin it): the Nix
+    provider's reason only names the build set."""
+    if provider is not Provider.PINNED:
+        return table
+    system = current_system()
+    return tuple(
+        entry if entry.buildable or entry.torch is None
+        else attrs.evolve(entry, reason=why_not_pinned(entry.torch, entry.backend, entry.backend_version, system))
+        for entry in table
+    )
 
 
 def nix_options(

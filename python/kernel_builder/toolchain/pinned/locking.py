@@ -35,13 +35,15 @@ __all__ = ["resolve_debs", "resolve_wheels", "public_wheel_url", "relock"]
 def resolve_debs(names: list[str], *, pins: dict[str, str] | None = None) -> list[dict[str, str]]:
     """Version, file, sha256 and URL of each Debian package (its candidate, or ``pins[name]``)."""
     specs = [f"{n}={pins[n]}" if pins and n in pins else n for n in names]
-    shown = run_tool(["apt-cache", "show", "--no-all-versions", *specs], "apt-cache show")
+    shown = run_tool(["apt-cache", "show", "--no-all-versions", *specs], "apt-cache show",
+                     hint="a pinned version Debian no longer serves needs `toolchain lock --upgrade-debs`" if pins else None)
     versions: dict[str, str] = {}
     for block in shown.strip().split("\n\n"):
         fields = dict(re.findall(r"^([A-Za-z0-9-]+): (.*)$", block, flags=re.M))
         if "Package" in fields:
             versions.setdefault(fields["Package"], fields["Version"])
-    uris = run_tool(["apt-get", "download", "--print-uris", *specs], "apt-get download --print-uris")
+    hint = "run `apt-get update` first" + ("; a pinned version Debian no longer serves needs `toolchain lock --upgrade-debs`" if pins else "")
+    uris = run_tool(["apt-get", "download", "--print-uris", *specs], "apt-get download --print-uris", hint=hint)
     found: dict[str, dict[str, str]] = {}
     for line in uris.splitlines():
         match = re.match(r"'(\S+)' (\S+) \d+ SHA256:([0-9a-f]{64})", line)
@@ -89,11 +91,17 @@ def resolve_wheels(requirements: list[str], *, python: str = "3.11", deps: bool 
     return sorted(out, key=lambda a: a["name"].lower())
 
 
-def relock(path: Path | None = None) -> dict[str, Any]:
-    """Re-resolve every request of the lock at ``path`` and write the new lock atomically."""
+def relock(path: Path | None = None, *, upgrade_debs: bool = False) -> dict[str, Any]:
+    """Re-resolve every request of the lock at ``path`` and write the new lock atomically.
+
+    Debian packages keep the version the lock already pins (a Debian security update would
+    otherwise rebuild every toolchain whenever anyone adds a wheel); ``upgrade_debs`` takes
+    each package's current candidate instead.
+    """
     path = path or lock_path()
     current = load_lock(path)
     requests = current.requests
+    deb_pins = {} if upgrade_debs else {a.name: a.version for a in current.artifacts.values() if a.kind == "deb"}
     artifacts: dict[str, dict[str, str]] = {}
     groups: dict[str, list[str]] = {}
 
@@ -107,7 +115,7 @@ def relock(path: Path | None = None) -> dict[str, Any]:
 
     debian = requests["debian"]
     for group, names in debian["groups"].items():
-        add(group, resolve_debs(list(names)))
+        add(group, resolve_debs(list(names), pins=deb_pins))
     python = requests["python"]
     for env, requirements in python["environments"].items():
         add(f"env:{env}", resolve_wheels(list(requirements), python=python["version"]))
@@ -121,7 +129,8 @@ def relock(path: Path | None = None) -> dict[str, Any]:
     seed_key = next(k for k in groups[seed_request["group"]] if artifacts[k]["name"] == seed_request["deb"])
     with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:
         seed_deb = Artifact(key=seed_key, **artifacts[seed_key])
-        deb = download_debs([seed_deb], Path(tmp))[seed_key]
+        stored = Path(seed_deb.store_path)  # fetched before: the same file, by its fixed-output path
+        deb = stored if stored.is_file() else download_debs([seed_deb], Path(tmp))[seed_key]
         nar = seed_nar_hash(deb, seed_request["member"], seed_request["name"])
     data = {
         "schema": SCHEMA,

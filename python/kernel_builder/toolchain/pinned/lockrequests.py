@@ -16,7 +16,7 @@ from typing import Any
 
 from kernel_builder._source import nix_data_file
 
-__all__ = ["ENV_VAR", "lock_path", "served_build_sets", "check_package_name", "check_packages", "torch_environments"]
+__all__ = ["ENV_VAR", "lock_facts", "lock_path", "served_build_sets", "check_package_name", "check_packages", "torch_environments"]
 
 ENV_VAR = "KERNEL_BUILDER_TOOLCHAIN_LOCK"
 # The version of an exact torch pin: `torch==2.14.1`, `torch==2.13.0,!=2.13.0+cpu` (the
@@ -79,3 +79,15 @@ def check_packages(path: Path | None = None) -> list[str]:
     """The names of the pinned kernel-test packages (``requests.python.test``), sorted."""
     _, requests = _requests(str(path or lock_path()))
     return sorted(check_package_name(r) for r in (requests.get("python") or {}).get("test") or [])
+
+
+def lock_facts(path: Path | None = None) -> tuple[str, dict[str, str]]:
+    """(system the lock pins, torch major.minor -> CUDA version of its pinned build) for the
+    messages about build sets the lock does not serve. ``("", {})`` when it cannot be read."""
+    system, requests = _requests(str(path or lock_path()))
+    cuda = requests.get("cuda") or {}
+    pypi_cuda = {}
+    for env, pin, _serves in torch_environments(path):
+        if env in cuda:
+            pypi_cuda[".".join(pin.split("+")[0].split(".")[:2])] = str(cuda[env])
+    return system, pypi_cuda

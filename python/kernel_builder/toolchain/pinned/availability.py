@@ -1,0 +1,80 @@
+"""Why a build set has no pinned toolchain here, in one line a user can act on.
+
+``list-variants`` (its text output and ``--json``'s ``why_not_here``) and ``build`` (each
+skipped variant, and ``--variant`` of one that cannot be built) print the same sentence:
+which artifact is missing, where it is published, and the step that pins it. Only hints
+that can work are given: a torch build that is not in the toolchain lock cannot be built by
+the pinned provider at all (no remote builder or host toolchain changes that here), so the
+one remedy is to pin it with ``kernel-builder toolchain lock`` where its index is reachable.
+
+``unpinned_reason`` is pure; ``why_not_pinned`` reads the lock's requests (cheaply, as
+``list-variants`` does) and calls it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from kernel_builder.toolchain.pinned.lockrequests import lock_facts
+
+__all__ = ["PYTORCH_INDEX", "torch_index", "unpinned_reason", "why_not_pinned"]
+
+PYTORCH_INDEX = "https://download.pytorch.org/whl"
+_BACKEND_LABEL = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU"}
+_HOW = "pin it with `kernel-builder toolchain lock`{where} (docs/nix.md, Adding a build set)"
+
+
+def torch_index(backend: str, backend_version: str | None) -> str | None:
+    """The PyTorch package index that publishes torch for this backend, or None when
+    PyTorch publishes no such build."""
+    if backend == "cpu":
+        return f"{PYTORCH_INDEX}/cpu"
+    if backend == "cuda" and backend_version:
+        return f"{PYTORCH_INDEX}/cu{backend_version.replace('.', '')}"
+    if backend == "rocm" and backend_version:
+        return f"{PYTORCH_INDEX}/rocm{backend_version}"
+    if backend == "xpu":
+        return f"{PYTORCH_INDEX}/xpu"
+    return None
+
+
+def unpinned_reason(
+    torch: str,
+    backend: str,
+    backend_version: str | None,
+    system: str,
+    *,
+    lock_system: str,
+    pypi_cuda: Mapping[str, str],
+) -> str:
+    """Why the build set (``torch``, ``backend``, ``backend_version``) on ``system`` has no
+    pinned toolchain: ``pypi_cuda`` maps each pinned torch (``2.13``) to the CUDA version of
+    its PyPI build (what the lock's ``cuda`` map says), which tells when a CUDA build is on
+    PyPI under another CUDA version."""
+    if not lock_system:
+        return "no pinned toolchain: the toolchain lock (nix/toolchain-lock.json or $KERNEL_BUILDER_TOOLCHAIN_LOCK) cannot be read"
+    if system != lock_system:
+        return (
+            f"no pinned toolchain for {system}: the toolchain lock (nix/toolchain-lock.json) pins {lock_system} "
+            f"toolchains only, so {system} variants are not built from this lock"
+        )
+    what = f"torch {torch}" + (f" + {_BACKEND_LABEL[backend]} {backend_version}" if backend in _BACKEND_LABEL else f" ({backend})")
+    index = torch_index(backend, backend_version)
+    if index is None:
+        return f"{what}: the pinned toolchains provide no {backend} backend"
+    if backend == "cpu":
+        return f"{what} is not in the toolchain lock; torch {torch} is published on PyPI (CPU-only on {index}): {_HOW.format(where='')}"
+    where = f"the PyTorch index ({index})"
+    if backend == "cuda" and torch in pypi_cuda:
+        where += f", not on PyPI (whose torch {torch} is the CUDA {pypi_cuda[torch]} build)"
+    return f"{what} is published on {where}, and is not in the toolchain lock: {_HOW.format(where=' on a machine whose pip reaches that index')}"
+
+
+def why_not_pinned(
+    torch: str, backend: str, backend_version: str | None, system: str, *, lock: Path | None = None
+) -> str:
+    """``unpinned_reason`` with the facts of the toolchain lock at ``lock`` (default: the
+    one ``$KERNEL_BUILDER_TOOLCHAIN_LOCK`` or kernel-builder names)."""
+    lock_system, pypi_cuda = lock_facts(lock)
+    return unpinned_reason(torch, backend, backend_version, system, lock_system=lock_system, pypi_cuda=pypi_cuda)
