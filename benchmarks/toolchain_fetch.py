@@ -1,13 +1,19 @@
-"""Pinned toolchain: first fetch, first realisation, and the cached fetch.
+"""Pinned toolchain: first fetch per build set, first realisation, and the cached fetch.
 
 Uses a fresh chroot Nix store (`store = <tmp>/root`), so nothing is there yet:
-1. `kernel-builder toolchain fetch` downloads and adds every artifact of the lock;
-2. `nix build` realises the toolchain derivations of every pinned build set (runtime,
-   compiler, Python, the driver and torch environments, the CUDA home) in the sandbox;
-3. `kernel-builder toolchain fetch` again: everything is present, nothing is added.
-Prints the three times; the ratio is cached fetch / first fetch (it should be tiny).
+1. `kernel-builder toolchain fetch --build-set KEY` for each pinned build set in lock
+   order: what each set adds (artifacts, bytes, seconds) on top of the ones before it
+   (the first pays for the common groups; a set served by an environment already
+   fetched adds nothing: shared wheels are stored once);
+2. `kernel-builder toolchain fetch`: the rest (the CLI environment), and the total;
+3. `nix build` realises the toolchain derivations of every pinned build set (runtime,
+   compiler, Python, the driver and torch environments, the CUDA homes) in the sandbox
+   (skipped with `--fetch-only`);
+4. `kernel-builder toolchain fetch` again: everything is present, nothing is added.
+The ratio is cached fetch / first total fetch (it should be tiny). Downloads go through
+pip's and apt's caches, as on any machine that fetched before.
 
-    .venv/bin/python benchmarks/toolchain_fetch.py
+    .venv/bin/python benchmarks/toolchain_fetch.py [--fetch-only]
 """
 
 from __future__ import annotations
@@ -34,27 +40,39 @@ def main() -> None:
     try:
         store = tmp / "root"
         env = {**os.environ, "KERNEL_BUILDER_STATE_DIR": str(tmp / "state")}
-        env.pop("PYTHONPATH", None)
+        env["PYTHONPATH"] = str(REPO / "python")  # this checkout's kernel_builder
         env["NIX_CONFIG"] = f"store = {store}\n" + env.get("NIX_CONFIG", "")
-        kb = str(Path(sys.executable).parent / "kernel-builder")
-        start = time.perf_counter()
-        first = json.loads(subprocess.run([kb, "toolchain", "fetch", "--json"], env=env, capture_output=True,
-                                          text=True, check=True).stdout)
-        fetch_s = time.perf_counter() - start
-        print(f"first fetch: {fetch_s:.1f}s, {len(first['added'])} artifact(s) added")
+        kb = [sys.executable, "-m", "kernel_builder"]
+
+        def fetch(*args: str) -> tuple[dict, float]:
+            start = time.perf_counter()
+            done = subprocess.run([*kb, "toolchain", "fetch", "--json", *args], env=env, capture_output=True, text=True)
+            if done.returncode != 0:
+                sys.exit(f"toolchain fetch {' '.join(args)} failed:\n{done.stderr[-3000:]}")
+            return json.loads(done.stdout), time.perf_counter() - start
+
+        lock = json.loads((REPO / "nix" / "toolchain-lock.json").read_text())
+        fetch_s, total_bytes, total_added = 0.0, 0, 0
+        for key, environment in lock["requests"]["buildSets"].items():
+            report, seconds = fetch("--build-set", key)
+            fetch_s, total_bytes, total_added = fetch_s + seconds, total_bytes + report["added_bytes"], total_added + len(report["added"])
+            print(f"first fetch of {key} ({environment}): +{len(report['added'])} artifact(s), "
+                  f"{report['added_bytes'] / 1e9:.2f} GB, {seconds:.1f}s")
+        report, seconds = fetch()
+        fetch_s, total_bytes, total_added = fetch_s + seconds, total_bytes + report["added_bytes"], total_added + len(report["added"])
+        print(f"first fetch of the rest (CLI environment): +{len(report['added'])} artifact(s), {report['added_bytes'] / 1e9:.2f} GB, {seconds:.1f}s")
+        print(f"first fetch, total: {total_added} artifact(s), {total_bytes / 1e9:.2f} GB, {fetch_s:.1f}s")
         expr = tmp / "parts.nix"
         expr.write_text(PARTS.format(repo=REPO))
         nix_env = {**env, "NIX_CONFIG": env["NIX_CONFIG"] + "\nexperimental-features = nix-command flakes\n"
                    "build-users-group =\nsubstituters =\nsandbox = true\n"}
-        start = time.perf_counter()
-        subprocess.run(["nix-build", "--no-out-link", "-j", "2", "--cores", "1", str(expr)], env=nix_env,
-                       capture_output=True, text=True, check=True)
-        realise_s = time.perf_counter() - start
-        print(f"first realisation of the toolchain derivations: {realise_s:.1f}s")
-        start = time.perf_counter()
-        again = json.loads(subprocess.run([kb, "toolchain", "fetch", "--json"], env=env, capture_output=True,
-                                          text=True, check=True).stdout)
-        cached_s = time.perf_counter() - start
+        if "--fetch-only" not in sys.argv[1:]:
+            start = time.perf_counter()
+            subprocess.run(["nix-build", "--no-out-link", "-j", "2", "--cores", "1", str(expr)], env=nix_env,
+                           capture_output=True, text=True, check=True)
+            realise_s = time.perf_counter() - start
+            print(f"first realisation of the toolchain derivations: {realise_s:.1f}s")
+        again, cached_s = fetch()
         if again["added"]:
             sys.exit(f"the second fetch added {len(again['added'])} artifact(s)")
         print(f"cached fetch: {cached_s:.2f}s ({len(again['present'])} present)")

@@ -17,6 +17,12 @@ EXAMPLES = REPO / "examples"
 PYTHON = sys.executable
 VENV_SITE = next(Path(p) for p in sys.path if p.endswith("site-packages"))
 
+# examples/relu's x86_64-linux variants the pinned toolchains build (nix/toolchain-lock.json),
+# in matrix order: torch 2.12, 2.13 and 2.14, each cpu and CUDA 13.0 (PyPI's CUDA builds).
+PINNED_RELU_CPU = ["torch212-cxx11-cpu-x86_64-linux", "torch213-cxx11-cpu-x86_64-linux", "torch214-cxx11-cpu-x86_64-linux"]
+PINNED_RELU_CUDA = ["torch212-cxx11-cu130-x86_64-linux", "torch213-cxx11-cu130-x86_64-linux", "torch214-cxx11-cu130-x86_64-linux"]
+PINNED_RELU = sorted(PINNED_RELU_CPU + PINNED_RELU_CUDA)
+
 FLAKE = """{
   inputs.kernel-builder.url = "path:%s";
   outputs = { self, kernel-builder }:

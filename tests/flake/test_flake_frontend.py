@@ -208,8 +208,9 @@ class TestToolchains:
         assert "torch2.13-cpu" in json.loads(done.stdout)["build-sets"]
         assert "not hermetic" in done.stderr
         assert (tmp_path / "toolchains.json").is_file()
-        done = kernel_builder("toolchain", "setup", "--dry-run", "--only", "torch213-cpu", "--reuse", PYTHON, env=env)
-        assert f"torch213-cpu: reuse {Path(PYTHON).parent / 'python'}" in done.stderr
+        # one environment per torch pin of the lock; the venv's torch 2.13.0+cpu is torch 2.13.0
+        done = kernel_builder("toolchain", "setup", "--dry-run", "--only", "torch213", "--reuse", PYTHON, env=env)
+        assert f"torch213: reuse {Path(PYTHON).parent / 'python'}" in done.stderr
         done = kernel_builder("toolchain", "setup", "--dry-run", "--only", "torch214", env=env)
         assert f"torch214: create {tmp_path / 'envs' / 'torch214' / 'bin' / 'python'}" in done.stderr
 
@@ -221,6 +222,21 @@ class TestBuildCommandErrors:
         done = kernel_builder("build", str(kernel), env=dict(os.environ), check=False)
         assert done.returncode == 3 and "kernel.relu_cpu.backend: unknown backend 'cpuu'" in done.stderr
         assert "fetching" not in done.stderr and "selected" not in done.stderr  # stopped before toolchains and Nix
+
+    def test_an_unpinned_variant_says_what_is_missing_and_where_it_is_published(self, tmp_path: Path) -> None:
+        """The variant table comes from Nix; the reason `build` prints is `list-variants`'."""
+        kernel = copy_kernel("relu", tmp_path / "k", git=False)
+        env = {**os.environ, "KERNEL_BUILDER_STATE_DIR": str(tmp_path / "state")}
+        done = kernel_builder("build", str(kernel), "--variant", "torch213-cxx11-cu126-x86_64-linux", env=env, check=False)
+        assert done.returncode == 3, done.stderr
+        assert (
+            "variant torch213-cxx11-cu126-x86_64-linux cannot be built here: torch 2.13 + CUDA 12.6 is published on the "
+            "PyTorch index (https://download.pytorch.org/whl/cu126), not on PyPI (whose torch 2.13 is the CUDA 13.0 build)"
+        ) in done.stderr
+        assert "--toolchain host" not in done.stderr
+        listed = kernel_builder("list-variants", str(kernel), env=env).stdout
+        line = next(x for x in listed.splitlines() if x.startswith("torch213-cxx11-cu126-x86_64-linux"))
+        assert line.split("not-here: ", 1)[1] in done.stderr  # one sentence, both commands
 
     def test_missing_flake_nix(self, tmp_path: Path) -> None:
         kernel = copy_kernel("relu", tmp_path / "k", git=False)

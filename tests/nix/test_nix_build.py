@@ -1,7 +1,7 @@
 """Real `nix build`s of the examples through `kernel-builder build` and `nix run .#build-variants`.
 
 One relu copy is shared by the tests of this module, in order: build the CPU variants,
-rebuild with nothing changed (Nix builds nothing), build the cu130 variant with
+rebuild with nothing changed (Nix builds nothing), build the cu130 variants with
 `nix run .#build-variants`, then edit a CPU-only source (only CPU variants are stale).
 """
 
@@ -16,13 +16,14 @@ import pytest
 
 from kernel_builder.flake import nix
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
-from nix_support import PYTHON, copy_kernel, dry_run, kernel_builder, make_dirty, run_with_kernels, snapshot_builder, torch214_python
+from nix_support import (
+    PINNED_RELU, PINNED_RELU_CPU, PINNED_RELU_CUDA, PYTHON, copy_kernel, dry_run, kernel_builder, make_dirty,
+    run_with_kernels, snapshot_builder, torch214_python,
+)
 
 pytestmark = pytest.mark.slow
 
 CPU213 = "torch213-cxx11-cpu-x86_64-linux"
-CPU214 = "torch214-cxx11-cpu-x86_64-linux"
-CU130 = "torch214-cxx11-cu130-x86_64-linux"
 
 LOAD_RELU = """
 import json, torch
@@ -59,6 +60,18 @@ def relu(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return kernel
 
 
+def toolchain_pythons(kernel: Path) -> dict[str, str]:
+    """Variant -> the pinned environment's Python (torch of that variant, from the store)."""
+    prepared = prepare_kernel_flake(kernel)
+    table = nix.eval_json(prepared.installable("variantTable"), flake_args=prepared.flake_args)
+    return {row["name"]: row["toolchainPython"] for row in table if row["buildable"]}
+
+
+def torch_of(variant: str) -> str:
+    """``torch212-cxx11-cpu-x86_64-linux`` -> ``2.12``."""
+    return f"{variant[5]}.{variant[6:8]}"
+
+
 def _build_json(kernel: Path, env: dict[str, str], *args: str) -> tuple[dict[str, dict], str]:
     done = kernel_builder("build", str(kernel), "--json", *args, env=env)
     return {row["variant"]: row for row in json.loads(done.stdout)}, done.stderr
@@ -67,15 +80,16 @@ def _build_json(kernel: Path, env: dict[str, str], *args: str) -> tuple[dict[str
 @pytest.mark.timeout(600)
 def test_build_cpu_variants_load_with_pypi_kernels(relu: Path, env: dict[str, str]) -> None:
     rows, stderr = _build_json(relu, env, "--backend", "cpu")
-    assert {name: row["status"] for name, row in rows.items()} == {CPU213: "built", CPU214: "built"}
+    assert {name: row["status"] for name, row in rows.items()} == {name: "built" for name in PINNED_RELU_CPU}
     assert "not hermetic" not in stderr  # the pinned toolchains, in the sandbox, are the default
     assert "nix -j 2" in stderr
-    for name, python in ((CPU213, PYTHON), (CPU214, torch214_python(Path()))):
+    pythons = toolchain_pythons(relu)
+    for name in PINNED_RELU_CPU:  # each with PyPI kernels on its own torch (the pinned environment's)
         metadata = json.loads((relu / "build" / name / "metadata.json").read_text())
         assert metadata["digest"]["algorithm"] == "sha256"
-        loaded = json.loads(run_with_kernels(python, LOAD_RELU.format(path=str(relu / "build" / name))).splitlines()[-1])
+        loaded = json.loads(run_with_kernels(pythons[name], LOAD_RELU.format(path=str(relu / "build" / name))).splitlines()[-1])
         assert loaded["module"] == metadata["id"]
-        assert loaded["torch"].startswith("2.13" if name == CPU213 else "2.14")
+        assert loaded["torch"].startswith(torch_of(name) + ".")
 
 
 def test_second_build_builds_nothing(relu: Path, env: dict[str, str]) -> None:
@@ -83,52 +97,53 @@ def test_second_build_builds_nothing(relu: Path, env: dict[str, str]) -> None:
     assert {row["status"] for row in rows.values()} == {"cached"}
     assert "nix built 0 derivation(s)" in stderr
     prepared = prepare_kernel_flake(relu)
-    installables = [prepared.installable(f"redistributable.{v}") for v in (CPU213, CPU214)]
+    installables = [prepared.installable(f"redistributable.{v}") for v in PINNED_RELU_CPU]
     assert dry_run(installables, flake_args=prepared.flake_args) == []
 
 
 def test_checks_outputs_run_kernel_builder_check_on_each_variant(relu: Path, env: dict[str, str]) -> None:
     prepared = prepare_kernel_flake(relu)
-    checks = {f"{v}-check": prepared.installable(f"checks.x86_64-linux.{v}") for v in (CPU213, CPU214)}
+    checks = {f"{v}-check": prepared.installable(f"checks.x86_64-linux.{v}") for v in PINNED_RELU_CPU}
     report = nix.build(checks, nix.NixOptions(max_jobs=2), flake_args=prepared.flake_args)
     assert report.returncode == 0, report.errors
     assert {key: Path(out).read_text().strip() for key, out in report.outputs.items()} == {
-        f"{CPU213}-check": f"{CPU213}: checks passed", f"{CPU214}-check": f"{CPU214}: checks passed"
+        f"{v}-check": f"{v}: checks passed" for v in PINNED_RELU_CPU
     }
 
 
-@pytest.mark.timeout(900)
-def test_nix_run_build_variants_builds_the_cu130_variant(relu: Path, env: dict[str, str]) -> None:
+@pytest.mark.timeout(1800)
+def test_nix_run_build_variants_builds_the_cu130_variants(relu: Path, env: dict[str, str]) -> None:
     (relu / "build" / "torch199-stale-variant").mkdir()
     prepared = prepare_kernel_flake(relu)
     done = nix.run_nix(["run", "-j", "2", "--cores", "2", *prepared.flake_args, prepared.installable("build-variants")], cwd=str(relu))
-    assert "copied 3 variant(s)" in done.stderr
-    assert sorted(p.name for p in (relu / "build").iterdir()) == sorted(["CARD.md", CPU213, CPU214, CU130, "torch199-stale-variant"])
-    metadata = json.loads((relu / "build" / CU130 / "metadata.json").read_text())
-    assert metadata["backend"]["type"] == "cuda" and metadata["backend"]["archs"]
-    # No GPU here: loading the library registers the ops, which is what can be checked.
-    code = f"""
+    assert "copied 6 variant(s)" in done.stderr
+    assert sorted(p.name for p in (relu / "build").iterdir()) == sorted(["CARD.md", *PINNED_RELU, "torch199-stale-variant"])
+    pythons = toolchain_pythons(relu)
+    for name in PINNED_RELU_CUDA:
+        metadata = json.loads((relu / "build" / name / "metadata.json").read_text())
+        assert metadata["backend"]["type"] == "cuda" and metadata["backend"]["archs"]
+        # No GPU here: loading the library registers the ops, which is what can be checked.
+        code = f"""
 import importlib.util, json, sys, torch
-path = {str(relu / 'build' / CU130)!r}
+path = {str(relu / 'build' / name)!r}
 spec = importlib.util.spec_from_file_location({metadata['id']!r}, path + "/__init__.py", submodule_search_locations=[path])
 module = importlib.util.module_from_spec(spec); sys.modules[spec.name] = module; spec.loader.exec_module(module)
-print(json.dumps(hasattr(getattr(torch.ops, {metadata['id']!r}), "relu")))
+print(json.dumps([torch.__version__, hasattr(getattr(torch.ops, {metadata['id']!r}), "relu")]))
 """
-    assert run_with_kernels(torch214_python(Path()), code).strip().splitlines()[-1] == "true"
+        version, registered = json.loads(run_with_kernels(pythons[name], code).strip().splitlines()[-1])
+        assert version.startswith(torch_of(name) + ".") and registered is True
 
 
 def test_cpu_only_edit_rebuilds_only_cpu_variants(relu: Path, env: dict[str, str]) -> None:
     prepared = prepare_kernel_flake(relu)
-    everything = [prepared.installable(f"redistributable.{v}") for v in (CPU213, CPU214, CU130)]
+    everything = [prepared.installable(f"redistributable.{v}") for v in PINNED_RELU]
     assert dry_run(everything, flake_args=prepared.flake_args) == []
     source = relu / "relu_cpu" / "relu_cpu.cpp"
     source.write_text(source.read_text() + "\n// a comment changes the CPU variants only\n")
     prepared = prepare_kernel_flake(relu)
-    everything = [prepared.installable(f"redistributable.{v}") for v in (CPU213, CPU214, CU130)]
+    everything = [prepared.installable(f"redistributable.{v}") for v in PINNED_RELU]
     stale = dry_run(everything, flake_args=prepared.flake_args)
-    assert sorted(Path(p).name.split("-", 1)[1] for p in stale) == sorted(
-        [f"relu-{CPU213}.drv", f"relu-{CPU214}.drv"]
-    )
+    assert sorted(Path(p).name.split("-", 1)[1] for p in stale) == sorted(f"relu-{v}.drv" for v in PINNED_RELU_CPU)
 
 
 @pytest.mark.timeout(600)

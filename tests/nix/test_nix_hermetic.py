@@ -19,10 +19,14 @@ import pytest
 
 from kernel_builder.flake import nix
 from kernel_builder.toolchain.pinned.lockfile import fixed_output_path, load_lock
-from nix_support import PYTHON, REPO, commit_all, copy_kernel, kernel_builder, run_with_kernels, salt_sources, torch214_python
+from nix_support import (
+    PINNED_RELU, PINNED_RELU_CPU, PINNED_RELU_CUDA, PYTHON, REPO, commit_all, copy_kernel, kernel_builder,
+    run_with_kernels, salt_sources,
+)
 
 pytestmark = pytest.mark.slow
 
+CPU212 = "torch212-cxx11-cpu-x86_64-linux"
 CPU213 = "torch213-cxx11-cpu-x86_64-linux"
 CPU214 = "torch214-cxx11-cpu-x86_64-linux"
 CU130 = "torch214-cxx11-cu130-x86_64-linux"
@@ -83,6 +87,12 @@ def plain_nix(*args: str, cwd: Path, check: bool = True) -> subprocess.Completed
     return done
 
 
+def toolchain_pythons(kernel: Path) -> dict[str, str]:
+    """Variant -> the Python of its pinned environment (its torch, from the store)."""
+    table = json.loads(plain_nix("eval", "--json", "--no-write-lock-file", ".#legacyPackages.x86_64-linux.variantTable", cwd=kernel).stdout)
+    return {row["name"]: row["toolchainPython"] for row in table if row["buildable"]}
+
+
 @pytest.fixture(scope="module")
 def fetched() -> None:
     """The store holds every pinned artifact (`.ci/setup` fetched them; this is a no-op then)."""
@@ -112,17 +122,26 @@ def test_store_paths_match_nix_for_flat_and_recursive_hashes() -> None:
 
 def test_lock_lists_every_artifact_with_hash_and_public_url() -> None:
     lock = load_lock()
-    assert set(lock.build_sets) == {"torch2.13-cpu", "torch2.14-cpu", "torch2.14-cuda13.0"}
+    assert set(lock.build_sets) == {
+        "torch2.12-cpu", "torch2.12-cuda13.0", "torch2.13-cpu", "torch2.13-cuda13.0", "torch2.14-cpu", "torch2.14-cuda13.0"
+    }
     kinds = {a.kind for a in lock.artifacts.values()}
     assert kinds == {"deb", "wheel"}
     for artifact in lock.artifacts.values():
         assert re.fullmatch(r"[0-9a-f]{64}", artifact.sha256)
         assert artifact.url.startswith(("https://", "http://")) and "file:" not in artifact.url
         assert artifact.name and artifact.version and artifact.file
-    names = {lock.artifacts[k].name for k in lock.groups["env:torch2.14"]}
-    # the CUDA compiler from wheels, and triton for the import check (megablocks imports it)
-    assert {"torch", "triton", "nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-cuda-cccl", "nvidia-nvvm", "cmake", "ninja"} <= names
-    assert "triton" in {lock.artifacts[k].name for k in lock.groups["env:torch2.13"]}
+    for env, torch in (("torch2.12", "2.12.1"), ("torch2.13", "2.13.0"), ("torch2.14", "2.14.1")):
+        artifacts = [lock.artifacts[k] for k in lock.groups[f"env:{env}"]]
+        # PyPI's CUDA 13.0 build of torch, the CUDA compiler from wheels, and triton for the
+        # import check (megablocks imports it)
+        assert [a.version for a in artifacts if a.name == "torch"] == [torch]
+        names = {a.name for a in artifacts}
+        assert {"torch", "triton", "nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-cuda-cccl", "nvidia-nvvm", "cmake", "ninja"} <= names
+        assert lock.requests["cuda"][env] == "13.0"
+    # shared wheels are one artifact (one store path), listed by every environment that uses it
+    shared = set(lock.groups["env:torch2.12"]) & set(lock.groups["env:torch2.13"]) & set(lock.groups["env:torch2.14"])
+    assert {lock.artifacts[k].name for k in shared} >= {"nvidia-cuda-nvcc", "nvidia-cublas", "numpy", "cmake"}
 
 
 def test_fetch_is_idempotent(fetched: None) -> None:
@@ -157,28 +176,34 @@ def test_fetch_refuses_a_corrupted_artifact(tmp_path: Path, fetched: None) -> No
 # -- plain nix, sandboxed -----------------------------------------------------------------
 
 
-@pytest.mark.timeout(1200)
+@pytest.mark.timeout(2400)
 def test_plain_nix_run_builds_every_pinned_variant_in_the_sandbox(relu: Path) -> None:
+    """relu's six pinned x86_64 variants (torch 2.12, 2.13, 2.14 x cpu, cu130); each loads
+    with PyPI `kernels` on its own torch (the pinned environment's Python); the CPU ones run."""
     done = plain_nix("run", "-j", "2", "--cores", "1", "--no-write-lock-file", ".#build-variants", cwd=relu)
-    assert "copied 3 variant(s)" in done.stderr
-    assert sorted(p.name for p in (relu / "build").iterdir()) == ["CARD.md", CPU213, CPU214, CU130]
-    for name, python in ((CPU213, PYTHON), (CPU214, torch214_python(Path()))):
+    assert "copied 6 variant(s)" in done.stderr
+    assert sorted(p.name for p in (relu / "build").iterdir()) == ["CARD.md", *PINNED_RELU]
+    pythons = toolchain_pythons(relu)
+    assert sorted(pythons) == PINNED_RELU and all(p.startswith("/nix/store/") for p in pythons.values())
+    for name in PINNED_RELU_CPU:
         metadata = json.loads((relu / "build" / name / "metadata.json").read_text())
-        loaded = json.loads(run_with_kernels(python, LOAD_RELU.format(path=str(relu / "build" / name))).splitlines()[-1])
+        loaded = json.loads(run_with_kernels(pythons[name], LOAD_RELU.format(path=str(relu / "build" / name))).splitlines()[-1])
         assert loaded["module"] == metadata["id"]
-    metadata = json.loads((relu / "build" / CU130 / "metadata.json").read_text())
-    assert metadata["backend"]["archs"] == ["8.0", "9.0"]
-    # No GPU here: loading the module registers its ops, which is what can be checked.
-    code = LOAD_CUDA_OPS.format(path=str(relu / "build" / CU130), ops_id=metadata["id"])
-    assert run_with_kernels(torch214_python(Path()), code).strip().splitlines()[-1] == "true"
+        assert loaded["torch"].startswith(f"{name[5]}.{name[6:8]}.")
     cuobjdump = shutil.which("cuobjdump") or next(Path(PYTHON).parents[1].glob("lib/python3.*/site-packages/nvidia/cu13/bin/cuobjdump"))
-    module = next((relu / "build" / CU130).glob("*.abi3.so"))
-    listed = subprocess.run([str(cuobjdump), "--list-elf", str(module)], capture_output=True, text=True, check=True).stdout
-    assert sorted(re.findall(r"sm_(\d+)", listed)) == ["80", "90"]
+    for name in PINNED_RELU_CUDA:
+        metadata = json.loads((relu / "build" / name / "metadata.json").read_text())
+        assert metadata["backend"]["archs"] == ["8.0", "9.0"]
+        # No GPU here: loading the module registers its ops, which is what can be checked.
+        code = LOAD_CUDA_OPS.format(path=str(relu / "build" / name), ops_id=metadata["id"])
+        assert run_with_kernels(pythons[name], code).strip().splitlines()[-1] == "true"
+        module = next((relu / "build" / name).glob("*.abi3.so"))
+        listed = subprocess.run([str(cuobjdump), "--list-elf", str(module)], capture_output=True, text=True, check=True).stdout
+        assert sorted(re.findall(r"sm_(\d+)", listed)) == ["80", "90"]
 
 
 def test_variant_outputs_reference_no_store_path(relu: Path) -> None:
-    for name in (CPU213, CPU214, CU130):  # built by the test above; a no-op build then
+    for name in PINNED_RELU:  # built by the test above; a no-op build then
         built = plain_nix("build", "--no-link", "--json", "-j", "2", "--no-write-lock-file", f".#redistributable.{name}", cwd=relu)
         out = json.loads(built.stdout)[0]["outputs"]["out"]
         refs = subprocess.run(["nix-store", "-q", "--references", out], capture_output=True, text=True, check=True).stdout
@@ -186,7 +211,7 @@ def test_variant_outputs_reference_no_store_path(relu: Path) -> None:
 
 
 def test_derivation_closure_names_no_host_path(relu: Path) -> None:
-    for name in (CPU213, CU130):
+    for name in PINNED_RELU:
         shown = json.loads(plain_nix("show-derivation", "-r", "--no-write-lock-file", f".#redistributable.{name}", cwd=relu).stdout)
         assert any(d["env"].get("variant") == name for d in shown.values())
         for drv, data in shown.items():
@@ -225,8 +250,8 @@ def test_freshly_initialised_kernel_builds_checks_and_develops_with_plain_nix(tm
     flake = (kernel / "flake.nix").read_text()
     assert f"git+file://{REPO}" in flake or f"path:{REPO}" in flake
     done = plain_nix("run", "-j", "2", "--cores", "1", ".#build-variants", cwd=kernel)
-    assert "copied 2 variant(s)" in done.stderr
-    assert sorted(p.name for p in (kernel / "build").iterdir()) == ["CARD.md", CPU213, CPU214]
+    assert "copied 3 variant(s)" in done.stderr
+    assert sorted(p.name for p in (kernel / "build").iterdir()) == ["CARD.md", CPU212, CPU213, CPU214]
     plain_nix("flake", "check", "-j", "2", cwd=kernel)
     shell = plain_nix("develop", f".#devShells.x86_64-linux.{CPU213}", "-c", "bash", "-c",
                       'echo "$(command -v g++) $toolchainPython"', cwd=kernel).stdout.split()

@@ -119,6 +119,7 @@ def test_fetch_adds_the_new_wheel_and_list_variants_calls_the_set_buildable(fetc
     sha = hashlib.sha256(locked["wheel"].read_bytes()).hexdigest()
     wheel_path = fixed_output_path(store_name(locked["wheel"].name), sha, recursive=False)
     assert report["added"] == [wheel_path], report["added"]
+    assert report["added_bytes"] == locked["wheel"].stat().st_size  # what the summary reports
     assert subprocess.run(["nix-store", "--check-validity", wheel_path]).returncode == 0
     listed = kernel_builder("list-variants", "--system", "x86_64-linux", "--json", str(EXAMPLES / "relu"), env=locked["env"])
     by_name = {v["name"]: v for v in json.loads(listed.stdout)}

@@ -162,9 +162,7 @@ class TestShippedBuildSets:
     def test_upstream_bundle_matrix_and_local_sets(self) -> None:
         sets = load_build_sets(served=served_build_sets())
         assert {b.label for b in sets if b.local} == {
-            "torch 2.13 cpu x86_64-linux",
-            "torch 2.14 cpu x86_64-linux",
-            "torch 2.14 cuda 13.0 x86_64-linux",
+            f"torch {t} {backend} x86_64-linux" for t in ("2.12", "2.13", "2.14") for backend in ("cpu", "cuda 13.0")
         }
         build = loads(toml('["cpu", "cuda", "rocm", "xpu", "metal"]', "[torch]\n", kernels=("cpu", "cuda", "rocm", "xpu", "metal")))
         got = set(matrix(build, sets, "all").bundle_only().names)
@@ -277,10 +275,24 @@ class TestSetupEnvironmentsFromTheLock:
 
         envs = default_envs()
         assert [(e.name, e.torch, e.serves) for e in envs] == [
-            ("torch213-cpu", "2.13.0", ("torch2.13-cpu",)),
+            ("torch212", "2.12.1", ("torch2.12-cpu", "torch2.12-cuda13.0")),
+            ("torch213", "2.13.0", ("torch2.13-cpu", "torch2.13-cuda13.0")),  # `torch==2.13.0,!=2.13.0+cpu`
             ("torch214", "2.14.1", ("torch2.14-cpu", "torch2.14-cuda13.0")),
         ]
         assert len(envs) == len(torch_environments())
+
+    def test_pins_with_a_label_or_extra_specifiers(self, tmp_path: Path) -> None:
+        from kernel_builder.toolchain.pinned.lockrequests import lock_facts, torch_environments
+
+        lock = tmp_path / "lock.json"
+        environments = {"a": ["torch==2.13.0+cpu", "ninja"], "b": ["numpy", "torch == 2.12.1 , !=2.12.1+cpu"], "c": ["torch===2.11.0"]}
+        build_sets = {"torch2.13-cpu": "a", "torch2.12-cuda13.0": "b", "torch2.11-cpu": "c"}
+        lock.write_text(json.dumps({"system": "x86_64-linux", "requests": {
+            "python": {"environments": environments}, "buildSets": build_sets, "cuda": {"b": "13.0"}}}))
+        assert torch_environments(lock) == [
+            ("a", "2.13.0+cpu", ("torch2.13-cpu",)), ("b", "2.12.1", ("torch2.12-cuda13.0",)), ("c", "2.11.0", ("torch2.11-cpu",)),
+        ]
+        assert lock_facts(lock) == ("x86_64-linux", {"2.12": "13.0"})
 
     def test_local_comes_from_the_lock(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         lock = tmp_path / "lock.json"

@@ -51,6 +51,7 @@ def fetch_cmd(build_sets: tuple[str, ...], as_json: bool) -> None:
     Examples:
       kernel-builder toolchain fetch
       kernel-builder toolchain fetch --build-set torch2.13-cpu
+    A wheel that several environments use is one artifact, fetched and stored once.
     """
     writable_state_dir()  # temporary downloads and the fetch lock live there
     lock = load_lock()
@@ -58,8 +59,10 @@ def fetch_cmd(build_sets: tuple[str, ...], as_json: bool) -> None:
         lock.environment_of(key)  # unknown build sets fail before anything is downloaded
     report = fetch(lock, list(build_sets) or None, on_progress=output.progress_bar("fetch"))
     if as_json:
-        output.result_json({"added": list(report.added), "present": list(report.present), "seconds": round(report.seconds, 2)})
-    output.note(f"{len(report.added)} artifact(s) added, {len(report.present)} already in the store ({report.seconds:.1f}s)")
+        output.result_json({"added": list(report.added), "added_bytes": report.added_bytes, "present": list(report.present),
+                            "seconds": round(report.seconds, 2)})
+    output.note(f"{len(report.added)} artifact(s) added ({report.added_bytes / 1e9:.2f} GB downloaded), "
+                f"{len(report.present)} already in the store ({report.seconds:.1f}s)")
 
 
 @toolchain.command("gc")
@@ -137,14 +140,15 @@ def discover_cmd(pythons: tuple[str, ...], as_json: bool) -> None:
 
 
 @toolchain.command("setup")
-@click.option("--only", "only", multiple=True, metavar="NAME", help="Set up only this environment (torch213-cpu, torch214); repeatable.")
+@click.option("--only", "only", multiple=True, metavar="NAME", help="Set up only this environment (torch212, torch213, torch214: one per torch pin of the lock); repeatable.")
 @click.option("--reuse", "reuse", multiple=True, metavar="PATH", help="Use this existing Python instead of creating an env with the same torch.")
 @click.option("--dry-run", is_flag=True, help="Print what would be done and change nothing.")
 def setup_cmd(only: tuple[str, ...], reuse: tuple[str, ...], dry_run: bool) -> None:
     """Create the Python environments for the build sets this machine can build.
 
     \b
-    torch213-cpu: torch 2.13.0 (CPU wheel) for torch2.13-cpu
+    One per torch pin of the toolchain lock, e.g.
+    torch212:     torch 2.12.1 (CUDA 13.0 wheel, ~5.4 GB) for torch2.12-cpu and torch2.12-cuda13.0
     torch214:     torch 2.14.1 (CUDA 13.0 wheel, ~5.4 GB) for torch2.14-cpu and torch2.14-cuda13.0
     Each gets cmake>=3.26 and ninja. Environments live in <state>/envs/ and are recorded
     by a discovery run at the end.

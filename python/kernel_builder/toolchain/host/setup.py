@@ -48,7 +48,8 @@ class EnvSpec:
 
 def default_envs() -> tuple[EnvSpec, ...]:
     """One environment per torch environment of the toolchain lock, with the same torch:
-    ``torch2.13`` pinned to ``2.13.0+cpu`` gives ``torch213-cpu`` with torch 2.13.0."""
+    ``torch2.14`` pinned to ``2.14.1`` gives ``torch214``; a pin with a local label
+    (``2.13.0+cpu``) would give ``torch213-cpu`` with torch 2.13.0."""
     specs = []
     for env, pin, serves in torch_environments():
         version, _, label = pin.partition("+")

@@ -37,11 +37,12 @@ log = logging.getLogger(__name__)
 
 @attrs.frozen
 class FetchReport:
-    """What one fetch did: store paths added, and those that were already there."""
+    """What one fetch did: store paths added (and their bytes), and those already there."""
 
     added: tuple[str, ...]
     present: tuple[str, ...]
     seconds: float
+    added_bytes: int = 0
 
 
 def sha256_file(path: Path) -> str:
@@ -143,6 +144,7 @@ def fetch(
         todo = [a for a in artifacts if a.store_path in missing]
         total = len(todo) + (1 if seed and seed.store_path in missing else 0)
         step = 0
+        added_bytes = 0
 
         def tick(label: str) -> None:
             nonlocal step
@@ -160,6 +162,7 @@ def fetch(
             downloaded = debs | wheels
             for artifact in todo:
                 named = _verified(downloaded[artifact.key], artifact)
+                added_bytes += named.stat().st_size
                 _add_fixed(named, artifact.store_path)
                 named.unlink()
                 tick(artifact.file)
@@ -171,7 +174,7 @@ def fetch(
         register_roots(lock.path, wanted, state=state)
     added = tuple(sorted(missing))
     present = tuple(sorted(set(wanted) - missing))
-    return FetchReport(added, present, time.monotonic() - started)
+    return FetchReport(added, present, time.monotonic() - started, added_bytes)
 
 
 @contextlib.contextmanager

@@ -32,7 +32,7 @@ def ensure_fetched(build_sets: Iterable[str], on_progress: Callable[[str, int, i
         return
     log.info(f"fetching the pinned toolchain artifacts for {', '.join(wanted)} (once per machine)")
     report = fetch(lock, wanted, on_progress=on_progress)
-    log.info(f"fetched {len(report.added)} artifact(s) into the Nix store in {report.seconds:.0f}s")
+    log.info(f"fetched {len(report.added)} artifact(s) ({report.added_bytes / 1e9:.2f} GB) into the Nix store in {report.seconds:.0f}s")
 
 
 def _path(state: Path | None) -> Path:
