@@ -62,8 +62,12 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     current = load_lock(lock_file)
     index = root / "index"
     index.mkdir()
-    # The wheels every other environment resolves to, as a mirror would hold them.
-    for group in ("env:installer", "env:driver", "env:cli", "env:torch2.14"):
+    data = json.loads(lock_file.read_text())
+    requests = data["requests"]
+    torch_envs = set(requests["buildSets"].values())
+    kept = {name: specs for name, specs in requests["python"]["environments"].items() if name not in torch_envs}
+    # The wheels every other environment resolves to (ninja: from torch2.14's), as a mirror would hold them.
+    for group in [f"env:{name}" for name in kept] + ["env:torch2.14"]:
         for key in current.groups[group]:
             artifact = current.artifacts[key]
             if artifact.name in ("torch", "triton") or artifact.name.startswith(("nvidia", "cuda")):
@@ -71,13 +75,9 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
             assert Path(artifact.store_path).is_file(), f"{artifact.file} is not in the store: run `kernel-builder toolchain fetch`"
             (index / artifact.file).write_bytes(Path(artifact.store_path).read_bytes())
     wheel = fake_torch_wheel(index, f"salt {time.time_ns()}")  # a new file each run: fetch must add it
-    # The data change: a new environment and the build set it serves.
-    data = json.loads(lock_file.read_text())
-    requests = data["requests"]
-    envs = requests["python"]["environments"]
-    requests["python"]["environments"] = {
-        "installer": envs["installer"], "driver": envs["driver"], "cli": envs["cli"], "torch2.11": ["torch==2.11.0", "ninja"],
-    }
+    # The data change: a new environment and the build set it serves (the torch ones go, so
+    # that the index needs no torch but the fake one).
+    requests["python"]["environments"] = kept | {"torch2.11": ["torch==2.11.0", "ninja"]}
     requests["buildSets"] = {NEW_SET: "torch2.11"}
     requests["cuda"] = {}
     lock_file.write_text(json.dumps(data, indent=1) + "\n")
