@@ -66,14 +66,17 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> dict:
     requests = data["requests"]
     torch_envs = set(requests["buildSets"].values())
     kept = {name: specs for name, specs in requests["python"]["environments"].items() if name not in torch_envs}
-    # The wheels every other environment resolves to (ninja: from torch2.14's), as a mirror would hold them.
-    for group in [f"env:{name}" for name in kept] + ["env:torch2.14"]:
-        for key in current.groups[group]:
-            artifact = current.artifacts[key]
-            if artifact.name in ("torch", "triton") or artifact.name.startswith(("nvidia", "cuda")):
-                continue
-            assert Path(artifact.store_path).is_file(), f"{artifact.file} is not in the store: run `kernel-builder toolchain fetch`"
-            (index / artifact.file).write_bytes(Path(artifact.store_path).read_bytes())
+    # Every wheel the other requests resolve to (the other environments, C++ headers, test and
+    # import-check sets; ninja from torch2.14's), as a mirror would hold them: no real torch.
+    torch_groups = {f"env:{name}" for name in torch_envs}
+    wanted = {k for group, keys in current.groups.items() if group not in torch_groups for k in keys}
+    wanted |= {k for k in current.groups["env:torch2.14"] if current.artifacts[k].name == "ninja"}
+    for key in sorted(wanted):
+        artifact = current.artifacts[key]
+        if artifact.kind != "wheel" or artifact.name in ("torch", "triton"):
+            continue
+        assert Path(artifact.store_path).is_file(), f"{artifact.file} is not in the store: run `kernel-builder toolchain fetch`"
+        (index / artifact.file).write_bytes(Path(artifact.store_path).read_bytes())
     wheel = fake_torch_wheel(index, f"salt {time.time_ns()}")  # a new file each run: fetch must add it
     # The data change: a new environment and the build set it serves (the torch ones go, so
     # that the index needs no torch but the fake one).
