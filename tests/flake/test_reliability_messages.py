@@ -126,8 +126,12 @@ def test_the_three_cache_refusals_each_name_their_cause(tmp_path: Path) -> None:
         if nix.untrusted_paths(url, [path], trusted):
             refused[url] = (url, tuple(found[path]), path)
     assert good not in refused and set(refused) == {changed, forged, foreign}
-    message = str(refusal(CacheCheck({}, refused), trusted))
+    assert nix.modified_paths(changed, [path]) == [path]  # Nix reads the NAR (zstd or xz) and compares
+    assert nix.modified_paths(forged, [path]) == nix.modified_paths(good, [path]) == []
+    message = str(refusal(CacheCheck({}, {changed: refused[changed]}, frozenset([path])), trusted))
     assert f"{changed} has it signed by team-1, but its NAR does not match the narinfo's NarHash" in message
+    # one message per cache here: the refusal is per variant, and every cache holds the same path
+    message = str(refusal(CacheCheck({}, {url: refused[url] for url in (forged, foreign)}), trusted))
     assert f"{forged} has a signature named team-1 that does not verify with your team-1 key" in message
     assert f"{foreign} has it signed by other-1, a key you do not trust" in message
 

@@ -130,6 +130,7 @@ class CacheCheck:
 
     fetchable: dict[str, str]  # variant -> cache URL that has it, trusted
     refused: dict[str, tuple[str, tuple[str, ...], str]]  # variant -> (cache URL, key names it is signed with, out path)
+    modified: frozenset[str] = frozenset()  # refused paths whose NAR does not match their narinfo
 
 
 def check_cache(
@@ -159,7 +160,7 @@ def refusal(check: CacheCheck, trusted_keys: Sequence[str]) -> BuildError:
     (unsigned, an untrusted key, an entry changed after signing, a signature that does not
     verify: see ``narinfo.refusal_reason``)."""
     trusted = [k.split(":", 1)[0] for k in trusted_keys]
-    lines = [f"  {variant}: {url} {refusal_reason(url, path, signers, trusted)}"
+    lines = [f"  {variant}: {url} {refusal_reason(signers, trusted, modified=path in check.modified)}"
              for variant, (url, signers, path) in sorted(check.refused.items())]
     return BuildError(
         f"refusing cached variant(s) without a trusted signature (trusted keys: {', '.join(trusted) or 'none'}):\n"
@@ -199,6 +200,12 @@ def query_caches(
             log.warning(f"{url} lists {outputs[variant]} ({variant}) but its NAR {nar} is missing: building it instead; "
                         "push the variant again with `kernel-builder cache push`")
             del check.fetchable[variant]
+    suspect: dict[str, list[str]] = {}  # signed by a trusted name yet untrusted: changed, or forged?
+    for url, signers, path in check.refused.values():
+        if set(signers) & {k.split(":", 1)[0] for k in keys}:
+            suspect.setdefault(url, []).append(path)
+    modified = frozenset(p for url, paths in suspect.items() for p in nix.modified_paths(url, paths))
+    check = attrs.evolve(check, modified=modified)
     left = [d for d in drvs.values() if d.get("env", {}).get("variant") not in check.fetchable]
     inputs = sorted({i for d in left for i in d.get("inputDrvs", {})})
     missing = set(nix.invalid_paths(nix.derivation_outputs(inputs)))

@@ -560,6 +560,15 @@ def untrusted_paths(url: str, paths: Sequence[str], trusted_keys: Sequence[str])
     return sorted(set(re.findall(r"path '(/nix/store/[^']+)' is untrusted", _ANSI.sub("", done.stderr))))
 
 
+def modified_paths(url: str, paths: Sequence[str]) -> list[str]:
+    """The paths (all in the cache) whose NAR does not match the NarHash of their narinfo
+    (``nix store verify`` of the contents, signatures left out)."""
+    if not paths:
+        return []
+    done = _children.run(nix_argv("store", "verify", "--no-trust", "--store", url, *paths), env=nix_env())
+    return sorted(set(re.findall(r"path '(/nix/store/[^']+)' was modified!", _ANSI.sub("", done.stderr))))
+
+
 def invalid_paths(paths: Sequence[str]) -> list[str]:
     """The paths this store does not hold (``nix-store --check-validity --print-invalid``)."""
     if not paths:
