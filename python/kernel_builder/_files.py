@@ -15,9 +15,10 @@ from __future__ import annotations
 import os
 import re
 import stat
+from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["MAX_INPUT_BYTES", "UnreadableFile", "is_temporary", "read_text", "temporary_owner", "unwritable", "write_atomic"]
+__all__ = ["MAX_INPUT_BYTES", "UnreadableFile", "content_dir", "is_temporary", "read_text", "temporary_owner", "unwritable", "write_atomic"]
 
 MAX_INPUT_BYTES = 1 << 20  # 1 MiB: a build.toml or lock file is a few kB
 # write_atomic's temporary files: `.NAME.pid<PID>.<12 hex>.tmp` (`.NAME.<12 hex>.tmp` before
@@ -159,3 +160,33 @@ def unwritable(directory: Path) -> str | None:
     except OSError as exc:
         return exc.strerror or str(exc)
     return None
+
+
+def content_dir(base: Path, files: Sequence[tuple[str, bytes]], *, keep: int = 24) -> Path:
+    """``base/<digest>`` holding ``files`` (relative path, bytes), named by their content:
+    reused (and touched) when it exists, else written beside it and renamed into place, so
+    a reader never sees half a directory. Only the ``keep`` most recently used stay."""
+    import hashlib  # lazy: hashlib's OpenSSL start-up is paid only by the commands that write one
+    import shutil  # lazy: as hashlib
+
+    digest = hashlib.sha256()
+    for rel, data in files:
+        digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
+    target = base / digest.hexdigest()[:20]
+    if target.is_dir():
+        os.utime(target)
+        return target
+    tmp = base / f".{target.name}.pid{os.getpid()}.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    for rel, data in files:
+        dest = tmp / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_bytes(data)
+    try:
+        os.rename(tmp, target)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)  # another process won the race: same content
+    entries = sorted((p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")), key=lambda p: p.stat().st_mtime)
+    for old in entries[:-keep]:
+        shutil.rmtree(old, ignore_errors=True)
+    return target

@@ -12,11 +12,8 @@ itself reaches Nix as a copy of the files its build reads (``flake.kernel_source
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import shlex
-import shutil
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +23,7 @@ import attrs
 from kernel_builder._source import BuilderSource, builder_source
 from kernel_builder.config.loading import read_file
 from kernel_builder.config.portability import refuse_host_specific_flags
-from kernel_builder._files import unwritable
+from kernel_builder._files import content_dir, unwritable
 from kernel_builder.errors import BuildError, ConfigError, NixError
 from kernel_builder.flake.kernel_source import prepare_kernel_source
 from kernel_builder.identity import KernelIdentity, kernel_identity
@@ -102,33 +99,7 @@ def prepare_flake_input(
         files.append(("state/build-options.json", (json.dumps(options, sort_keys=True) + "\n").encode()))
     if test_select is not None:
         files.append(("state/test-args.json", (json.dumps({"select": test_select}) + "\n").encode()))
-    digest = hashlib.sha256()
-    for rel, data in files:
-        digest.update(rel.encode() + b"\0" + hashlib.sha256(data).digest())
-    base = state / "flake-inputs"
-    target = base / digest.hexdigest()[:20]
-    if target.is_dir():
-        os.utime(target)
-        return target
-    tmp = base / f".{target.name}.{os.getpid()}.tmp"
-    if tmp.exists():
-        shutil.rmtree(tmp)
-    for rel, data in files:
-        dest = tmp / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_bytes(data)
-    try:
-        os.rename(tmp, target)
-    except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)  # another process won the race: same content
-    _prune(base)
-    return target
-
-
-def _prune(base: Path) -> None:
-    entries = sorted((p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")), key=lambda p: p.stat().st_mtime)
-    for old in entries[:-_KEEP]:
-        shutil.rmtree(old, ignore_errors=True)
+    return content_dir(state / "flake-inputs", files, keep=_KEEP)
 
 
 def check_output_writable(kernel_dir: Path) -> None:

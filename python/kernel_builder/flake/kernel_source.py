@@ -15,15 +15,14 @@ enters the store.
 from __future__ import annotations
 
 import base64
-import hashlib
 import os
 import re
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 from kernel_builder.config.loading import read_file
 from kernel_builder.config.model import Build
+from kernel_builder._files import content_dir
 from kernel_builder.errors import ConfigError
 
 __all__ = ["is_secret_key", "kernel_files", "prepare_kernel_source"]
@@ -98,29 +97,5 @@ def prepare_kernel_source(kernel_dir: Path, state: Path) -> Path:
         build = None
     files = kernel_files(kernel_dir, build)
     _refuse_secrets(kernel_dir, files)
-    digest = hashlib.sha256()
-    for rel in files:
-        digest.update(rel.encode() + b"\0" + hashlib.sha256((kernel_dir / rel).read_bytes()).digest())
-    base = state / "kernel-sources"
-    target = base / digest.hexdigest()[:20]
-    if target.is_dir():
-        os.utime(target)
-        return target
-    tmp = base / f".{target.name}.pid{os.getpid()}.tmp"
-    shutil.rmtree(tmp, ignore_errors=True)
-    for rel in files:
-        dest = tmp / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(kernel_dir / rel, dest)
-    try:
-        os.rename(tmp, target)
-    except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)  # another process won the race: same content
-    _prune(base)
-    return target
-
-
-def _prune(base: Path) -> None:
-    entries = sorted((p for p in base.iterdir() if p.is_dir() and not p.name.startswith(".")), key=lambda p: p.stat().st_mtime)
-    for old in entries[:-_KEEP]:
-        shutil.rmtree(old, ignore_errors=True)
+    data = [(rel, (kernel_dir / rel).read_bytes()) for rel in files]
+    return content_dir(state / "kernel-sources", data, keep=_KEEP)
