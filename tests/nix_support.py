@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import toolchains
@@ -29,6 +31,22 @@ FLAKE = """{
     kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; };
 }
 """ % REPO
+
+
+@contextlib.contextmanager
+def environ_set(values: Mapping[str, str]) -> Iterator[None]:
+    """``values`` in ``os.environ`` for the block, then the old values back (for module-scoped
+    fixtures, which cannot use ``monkeypatch``; in-process flake preparation reads them)."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 def snapshot_builder(dest: Path) -> Path:

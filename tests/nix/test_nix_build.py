@@ -17,7 +17,7 @@ import pytest
 from kernel_builder.flake import nix
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from nix_support import (
-    PINNED_RELU, PINNED_RELU_CPU, PINNED_RELU_CUDA, PYTHON, copy_kernel, dry_run, kernel_builder, make_dirty,
+    PINNED_RELU, PINNED_RELU_CPU, PINNED_RELU_CUDA, PYTHON, copy_kernel, dry_run, environ_set, kernel_builder, make_dirty,
     run_with_kernels, snapshot_builder, torch214_python,
 )
 
@@ -43,14 +43,8 @@ def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     environ = {**os.environ, **pinned}
     environ.pop("PYTHONPATH", None)
     kernel_builder("toolchain", "discover", "--python", torch214_python(state), env=environ)
-    saved = {k: os.environ.get(k) for k in pinned}
-    os.environ.update(pinned)  # for the in-process prepare_kernel_flake
-    yield environ
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    with environ_set(pinned):  # for the in-process prepare_kernel_flake
+        yield environ
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ import pytest
 
 from kernel_builder.flake import nix
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
-from nix_support import REPO, copy_kernel, kernel_builder, make_dirty, snapshot_builder
+from nix_support import REPO, copy_kernel, environ_set, kernel_builder, make_dirty, snapshot_builder
 
 pytestmark = pytest.mark.slow
 
@@ -30,14 +30,8 @@ def builder(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     state = tmp_path_factory.mktemp("kb-state")
     root = snapshot_builder(tmp_path_factory.mktemp("builder"))
     pinned = {"KERNEL_BUILDER_STATE_DIR": str(state), "KERNEL_BUILDER_ROOT": str(root)}
-    saved = {k: os.environ.get(k) for k in pinned}
-    os.environ.update(pinned)
-    yield pinned
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    with environ_set(pinned):
+        yield pinned
 
 
 @pytest.fixture(scope="module")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
 from pathlib import Path
@@ -18,7 +17,7 @@ from kernel_builder.toolchain.host.record import ToolchainsRecord
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import matrix
 from boundaries import VARIANT_BUILD_DIRS, run_variant_closure
-from nix_support import EXAMPLES, PINNED_RELU, PINNED_RELU_CPU, PINNED_RELU_CUDA, commit_all, copy_kernel, make_dirty, snapshot_builder, torch214_python
+from nix_support import EXAMPLES, PINNED_RELU, PINNED_RELU_CPU, PINNED_RELU_CUDA, commit_all, copy_kernel, environ_set, make_dirty, snapshot_builder, torch214_python
 
 SYSTEM = "x86_64-linux"
 REPO = Path(__file__).resolve().parents[2]
@@ -28,15 +27,9 @@ EXAMPLE_NAMES = sorted(p.name for p in EXAMPLES.iterdir() if (p / "build.toml").
 @pytest.fixture(scope="module")
 def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("state")
-    saved = {k: os.environ.get(k) for k in ("KERNEL_BUILDER_STATE_DIR", "KERNEL_BUILDER_ROOT")}
-    os.environ["KERNEL_BUILDER_STATE_DIR"] = str(path)
-    os.environ["KERNEL_BUILDER_ROOT"] = str(snapshot_builder(tmp_path_factory.mktemp("builder")))
-    yield path
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    root = snapshot_builder(tmp_path_factory.mktemp("builder"))
+    with environ_set({"KERNEL_BUILDER_STATE_DIR": str(path), "KERNEL_BUILDER_ROOT": str(root)}):
+        yield path
 
 
 def _with_torch214(state: Path) -> None:

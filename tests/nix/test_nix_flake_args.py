@@ -8,7 +8,6 @@ matrix over the build sets an upstream-style filter keeps, filtered here in Pyth
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -19,7 +18,7 @@ from kernel_builder.flake import nix
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import matrix
-from nix_support import copy_kernel, snapshot_builder
+from nix_support import copy_kernel, environ_set, snapshot_builder
 
 SYSTEM = "x86_64-linux"
 
@@ -33,15 +32,9 @@ NO_XPU_BEFORE_213 = """all: builtins.filter (v: !(v ? xpuVersion) || builtins.co
 @pytest.fixture(scope="module", autouse=True)
 def state(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("state")
-    saved = {k: os.environ.get(k) for k in ("KERNEL_BUILDER_STATE_DIR", "KERNEL_BUILDER_ROOT")}
-    os.environ["KERNEL_BUILDER_STATE_DIR"] = str(path)
-    os.environ["KERNEL_BUILDER_ROOT"] = str(snapshot_builder(tmp_path_factory.mktemp("builder")))
-    yield path
-    for key, value in saved.items():
-        if value is None:
-            os.environ.pop(key, None)
-        else:
-            os.environ[key] = value
+    root = snapshot_builder(tmp_path_factory.mktemp("builder"))
+    with environ_set({"KERNEL_BUILDER_STATE_DIR": str(path), "KERNEL_BUILDER_ROOT": str(root)}):
+        yield path
 
 
 def _with_xpu(kernel: Path) -> None:
