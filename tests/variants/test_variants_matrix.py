@@ -294,6 +294,20 @@ class TestSetupEnvironmentsFromTheLock:
         ]
         assert lock_facts(lock) == ("x86_64-linux", {"2.12": "13.0"})
 
+    def test_a_noarch_variant_is_local_when_any_set_of_its_backend_is(self) -> None:
+        """Nix builds a noarch variant with the first build set of its backend that has a
+        toolchain (variant-records.nix), so list-variants must not judge it by the matrix's
+        first choice alone: torch-cuda's first set is CUDA 12.6, which is not pinned."""
+        sets = load_build_sets(served=served_build_sets())
+        build = loads(toml('["cpu", "cuda", "rocm"]', "[torch-noarch]\n"))
+        by_name = {v.name: v for v in matrix(build, sets, "x86_64-linux").variants}
+        assert by_name["torch-cuda"].build_set.local is False and by_name["torch-cuda"].local is True
+        assert by_name["torch-cuda"].to_json()["local"] is True
+        assert by_name["torch-rocm"].local is False
+        arch = loads(toml('["cuda"]', "[torch]\n", kernels=("cuda",)))
+        cu126 = next(v for v in matrix(arch, sets, "x86_64-linux").variants if "cu126" in v.name)
+        assert cu126.local is False  # an arch variant needs its own build set
+
     def test_local_comes_from_the_lock(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         lock = tmp_path / "lock.json"
         lock.write_text(json.dumps({"system": "x86_64-linux", "requests": {"buildSets": {"torch2.13-cpu": "torch2.13"}}}))

@@ -71,11 +71,11 @@ def list_variants(
     archs = _narrowed_archs(build, result.variants, cuda_capabilities) if cuda_capabilities else {}
 
     def why_not(v: MatrixVariant) -> str:
-        return why_not_pinned(v.torch, v.backend.value, v.backend_version, v.system)
+        return why_not_pinned(v.torch, v.backend.value, v.backend_version, v.build_set.system)
 
     if as_json:
         variants = [
-            v.to_json() | ({"archs": archs[v.name]} if v.name in archs else {}) | ({} if v.build_set.local else {"why_not_here": why_not(v)})
+            v.to_json() | ({"archs": archs[v.name]} if v.name in archs else {}) | ({} if v.local else {"why_not_here": why_not(v)})
             for v in result.variants
         ]
         if explain:
@@ -90,7 +90,7 @@ def list_variants(
         width = max((len(v.name) for v in result.variants), default=0)
         for v in result.variants:
             shown = f"  archs {' '.join(archs[v.name])}" if v.name in archs else ""
-            here = "buildable-here" if v.build_set.local else f"not-here: {why_not(v)}"
+            here = "buildable-here" if v.local else f"not-here: {why_not(v)}"
             output.result(f"{v.name:<{width}}  {'bundle' if v.bundle else 'non-bundle':<10}{shown}  {here}")
         if explain:
             output.result("")
@@ -104,7 +104,7 @@ def list_variants(
         output.note(f"note: {note}")
     where = "all systems" if system == "all" else system
     n_bundle = sum(1 for v in result.variants if v.bundle)
-    n_here = sum(1 for v in result.variants if v.build_set.local)
+    n_here = sum(1 for v in result.variants if v.local)
     output.note(f"{len(result.variants)} variant(s) for {where} ({n_bundle} in the bundle, {n_here} buildable here)")
 
 

@@ -57,6 +57,13 @@ class MatrixVariant:
         return None if self.variant.is_noarch else self.build_set.system
 
     @property
+    def local(self) -> bool:
+        """Whether the pinned toolchains of this machine build it: its build set's, or for a
+        noarch variant any build set of its group, since it does not depend on the torch it
+        is built with (Nix tries them in that order: ``nix/lib/pure/variant-records.nix``)."""
+        return self.build_set.local or (self.variant.is_noarch and any(s.local for s in self.build_sets))
+
+    @property
     def backend(self) -> Backend:
         return self.build_set.backend
 
@@ -81,7 +88,7 @@ class MatrixVariant:
             "torch": self.torch,
             "kind": self.kind,
             "bundle": self.bundle,
-            "local": self.build_set.local,
+            "local": self.local,
             "build_set": self.build_set.label,
         }
 
