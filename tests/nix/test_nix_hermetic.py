@@ -190,6 +190,11 @@ def test_plain_nix_run_builds_every_pinned_variant_in_the_sandbox(relu: Path) ->
         loaded = json.loads(run_with_kernels(pythons[name], LOAD_RELU.format(path=str(relu / "build" / name))).splitlines()[-1])
         assert loaded["module"] == metadata["id"]
         assert loaded["torch"].startswith(f"{name[5]}.{name[6:8]}.")
+        # built against a CUDA build of torch, yet it must load with CPU builds of torch
+        module = next((relu / "build" / name).glob("*.abi3.so"))
+        dynamic = subprocess.run(["readelf", "-d", str(module)], capture_output=True, text=True, check=True).stdout
+        needed = re.findall(r"\(NEEDED\).*\[(.+)\]", dynamic)
+        assert "libtorch_cpu.so" in needed and not [lib for lib in needed if "cuda" in lib], needed
     cuobjdump = shutil.which("cuobjdump") or next(Path(PYTHON).parents[1].glob("lib/python3.*/site-packages/nvidia/cu13/bin/cuobjdump"))
     for name in PINNED_RELU_CUDA:
         metadata = json.loads((relu / "build" / name / "metadata.json").read_text())
