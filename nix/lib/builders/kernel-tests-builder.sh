@@ -19,7 +19,7 @@ if [ -n "$testSite" ]; then
   [ -d "$testSite/bin" ] && export PATH="$testSite/bin:$PATH"
 fi
 export PYTHONPATH="$path" PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1
-export KERNEL_BUILD_DIR="$tree"
+export KERNEL_BUILD_DIR="$tree" KERNEL_BUILDER_TEST_VARIANT="$variant"
 if [ -n "$repoId" ]; then
   export LOCAL_KERNELS="$repoId=$tree"
 fi

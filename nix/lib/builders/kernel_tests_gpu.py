@@ -6,11 +6,17 @@ torch.device("cuda"), ...) or marked ``cuda``/``gpu`` are skipped at collection,
 that fails because the GPU runtime is missing (torch's "Found no NVIDIA driver", "Torch not
 compiled with CUDA enabled", ...) is turned into a skip that quotes the error. Where a GPU
 is present nothing is changed.
+
+A CPU variant is tested with the torch environment that serves its torch version, which may
+be a CUDA build of torch (one PyPI build serves both). PyPI ``kernels`` picks the variants of
+torch's build, so it would look for CUDA variants only; for a CPU variant's run its backend
+probe says CPU, as it does under a CPU build of torch.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 
 import pytest
 
@@ -51,6 +57,22 @@ def is_gpu_device(value: object) -> bool:
     """A parameter value naming a GPU device: "cuda", "cuda:1", torch.device("xpu")."""
     kind = getattr(value, "type", value)
     return isinstance(kind, str) and kind.split(":", 1)[0].lower() in GPU_DEVICE_TYPES
+
+
+def tested_backend(variant: str) -> str | None:
+    """``cpu`` for a CPU variant's name (``torch213-cxx11-cpu-x86_64-linux``, ``torch-cpu``)."""
+    return "cpu" if "-cpu-" in variant or variant.endswith("-cpu") else None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if tested_backend(os.environ.get("KERNEL_BUILDER_TEST_VARIANT", "")) != "cpu":
+        return
+    try:
+        from kernels import backends  # lazy: only kernels' own probe is changed, when it is there
+    except ImportError:
+        return
+    if hasattr(backends, "_backend") and hasattr(backends, "CPU"):
+        backends._backend = backends.CPU
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
