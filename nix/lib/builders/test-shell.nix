@@ -1,7 +1,9 @@
 # A variant's test shell (`nix develop .#devShells.<sys>.test`, `testShells.<variant>`,
 # `kernel-builder testshell`): the variant's toolchain, the built variant importable as the
 # kernel-test runs see it (`import <name>`, KERNEL_BUILD_DIR, LOCAL_KERNELS) and the
-# kernel-test packages (pytest on PATH). `nix develop` builds the variant first.
+# kernel-test packages (pytest on PATH), and pytest loads the kernel-test plugin as in the runs
+# (GPU tests skipped without a GPU; a CPU variant found by PyPI kernels under a CUDA build of
+# torch). `nix develop` builds the variant first.
 #
 # Type: { config; system; variant; tree; toolchain; testSite } -> derivation
 { config, system, variant, tree, toolchain, testSite }:
@@ -15,9 +17,12 @@ derivation (toolchain.env // {
   pythonName = config.pythonName;
   repoId = if config.hubRepoId == null then "" else config.hubRepoId;
   testSite = if testSite == null then "" else testSite;
+  gpuPlugin = ./kernel_tests_gpu.py;
   shellHook = ''
     kb_import=$(mktemp -d)
     ln -s "$tree/$variant" "$kb_import/$pythonName"
+    cp "$gpuPlugin" "$kb_import/kernel_tests_gpu.py"
+    export PYTEST_PLUGINS=kernel_tests_gpu KERNEL_BUILDER_TEST_VARIANT="$variant"
     if [ -n "$testSite" ]; then
       export PATH="$testSite/bin:$PATH"
       export PYTHONPATH="$kb_import:$testSite/site-packages"
