@@ -320,7 +320,7 @@ def test_build_fetches_cached_variants_and_refuses_untrusted_ones(
     row = json.loads(done.stdout)[0]
     assert row["status"] == "fetched" and row["where"] == f"file://{cache_dir}"
     assert Path(output).is_dir() and (relu / "build" / CPU213 / "metadata.json").is_file()
-    assert "fetched 1 from the cache" in done.stderr
+    assert "1 variant(s): 1 fetched from a cache; results in" in done.stderr
 
 
 @pytest.mark.slow
