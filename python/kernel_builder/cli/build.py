@@ -144,7 +144,7 @@ def build(
     check_output_writable(kernel_dir)
 
     cache = cache_settings(caches, trusted_keys)
-    flake_build.nix.check_builders(builders, 1 if max_jobs is None else max_jobs)
+    flake_build.nix.check_builders(builders, 1 if max_jobs is None else max_jobs, caches=bool(caches))
     flake = flake_build.open_kernel_flake(kernel_dir, extra_pythons, toolchain, cuda_capabilities=narrow)
     selected, notes = select_variants(flake.table, variants, backends)
     for note in notes:

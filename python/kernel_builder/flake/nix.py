@@ -300,8 +300,9 @@ def explain(text: str) -> str:
     ).rstrip()
 
 
-def check_builders(builders: str | None, max_jobs: int) -> None:
-    """``--builders @FILE`` names a readable machines file, and ``-j 0`` has builders."""
+def check_builders(builders: str | None, max_jobs: int, *, caches: bool = False) -> None:
+    """``--builders @FILE`` names a readable machines file, and ``-j 0`` has builders or
+    caches (``-j 0 --cache URL`` fetches what the caches hold and builds nothing)."""
     if builders is not None and builders.startswith("@"):
         path = Path(builders[1:])
         try:
@@ -315,9 +316,11 @@ def check_builders(builders: str | None, max_jobs: int) -> None:
         if not any(line.strip() and not line.lstrip().startswith("#") for line in text.splitlines()):
             raise ConfigError(f"--builders {builders}: the machines file {path} lists no machine",
                            hint="add one `URI SYSTEM SSH-KEY MAX-JOBS` line per builder")
-    if max_jobs == 0 and not (builders or "").strip():
-        raise ConfigError("-j 0 allows no build on this machine, and no --builders were given, so nothing could build",
-                       hint="pass --builders 'ssh://HOST x86_64-linux' (or @MACHINES-FILE), or allow local builds with -j N")
+    if max_jobs == 0 and not (builders or "").strip() and not caches:
+        raise ConfigError("-j 0 allows no build on this machine, and neither --builders nor --cache was given, "
+                       "so nothing could build or be fetched",
+                       hint="pass --builders 'ssh://HOST x86_64-linux' (or @MACHINES-FILE) or --cache URL, "
+                       "or allow local builds with -j N")
 
 
 def _tail(text: str, n: int) -> str:
