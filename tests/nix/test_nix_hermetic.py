@@ -256,7 +256,7 @@ def test_freshly_initialised_kernel_builds_checks_and_develops_with_plain_nix(tm
     assert f'inputs.kernel-builder.url = "git+file://{REPO}";' in (kernel / "flake.nix").read_text()
     done = plain_nix("run", "-j", "2", "--cores", "1", ".#build-variants", cwd=kernel)
     assert "copied 3 variant(s)" in done.stderr
-    assert sorted(p.name for p in (kernel / "build").iterdir()) == ["CARD.md", CPU212, CPU213, CPU214]
+    assert sorted(p.name for p in (kernel / "build").iterdir()) == ["CARD.md", "benchmarks", CPU212, CPU213, CPU214]
     plain_nix("flake", "check", "-j", "2", cwd=kernel)
     shell = plain_nix("develop", f".#devShells.x86_64-linux.{CPU213}", "-c", "bash", "-c",
                       'echo "$(command -v g++) $toolchainPython"', cwd=kernel).stdout.split()
