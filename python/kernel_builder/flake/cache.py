@@ -159,7 +159,7 @@ def refusal(check: CacheCheck, trusted_keys: Sequence[str]) -> BuildError:
     """The error for variants a cache holds without a trusted signature, each with its cause
     (unsigned, an untrusted key, an entry changed after signing, a signature that does not
     verify: see ``narinfo.refusal_reason``)."""
-    trusted = [k.split(":", 1)[0] for k in trusted_keys]
+    trusted = _key_names(trusted_keys)
     lines = [f"  {variant}: {url} {refusal_reason(signers, trusted, modified=path in check.modified)}"
              for variant, (url, signers, path) in sorted(check.refused.items())]
     return BuildError(
@@ -169,6 +169,11 @@ def refusal(check: CacheCheck, trusted_keys: Sequence[str]) -> BuildError:
         "the cache's owner; a changed or unsigned entry: push it again with `kernel-builder cache push --secret-key`; "
         "a signature that does not verify: do not use that cache entry",
     )
+
+
+def _key_names(keys: Sequence[str]) -> list[str]:
+    """The names of ``NAME:base64`` public keys, as narinfo signatures carry them."""
+    return [key.split(":", 1)[0] for key in keys]
 
 
 def secret_key_name(path: Path) -> str:
@@ -194,18 +199,21 @@ def query_caches(
     found = {url: nix.cache_path_info(url, sorted(outputs.values())) for url in urls}
     untrusted = {url: nix.untrusted_paths(url, sorted(paths), keys) for url, paths in found.items()}
     check = check_cache(found, untrusted, outputs)
-    for variant, url in list(check.fetchable.items()):
+    fetchable = {}
+    for variant, url in check.fetchable.items():
         nar = missing_nar(url, outputs[variant])
-        if nar is not None:
+        if nar is None:
+            fetchable[variant] = url
+        else:
             log.warning(f"{url} lists {outputs[variant]} ({variant}) but its NAR {nar} is missing: building it instead; "
                         "push the variant again with `kernel-builder cache push`")
-            del check.fetchable[variant]
+    trusted = set(_key_names(keys))
     suspect: dict[str, list[str]] = {}  # signed by a trusted name yet untrusted: changed, or forged?
     for url, signers, path in check.refused.values():
-        if set(signers) & {k.split(":", 1)[0] for k in keys}:
+        if trusted & set(signers):
             suspect.setdefault(url, []).append(path)
     modified = frozenset(p for url, paths in suspect.items() for p in nix.modified_paths(url, paths))
-    check = attrs.evolve(check, modified=modified)
+    check = attrs.evolve(check, fetchable=fetchable, modified=modified)
     left = [d for d in drvs.values() if d.get("env", {}).get("variant") not in check.fetchable]
     inputs = sorted({i for d in left for i in d.get("inputDrvs", {})})
     missing = set(nix.invalid_paths(nix.derivation_outputs(inputs)))
