@@ -59,13 +59,14 @@ def is_gpu_device(value: object) -> bool:
     return isinstance(kind, str) and kind.split(":", 1)[0].lower() in GPU_DEVICE_TYPES
 
 
-def tested_backend(variant: str) -> str | None:
-    """``cpu`` for a CPU variant's name (``torch213-cxx11-cpu-x86_64-linux``, ``torch-cpu``)."""
-    return "cpu" if "-cpu-" in variant or variant.endswith("-cpu") else None
+def is_cpu_variant(variant: str) -> bool:
+    """A CPU variant's name: ``torch213-cxx11-cpu-x86_64-linux``, ``torch-cpu`` (this plugin
+    runs without kernel-builder importable, so it reads the name itself)."""
+    return "-cpu-" in variant or variant.endswith("-cpu")
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    if tested_backend(os.environ.get("KERNEL_BUILDER_TEST_VARIANT", "")) != "cpu":
+    if not is_cpu_variant(os.environ.get("KERNEL_BUILDER_TEST_VARIANT", "")):
         return
     try:
         from kernels import backends  # lazy: only kernels' own probe is changed, when it is there
