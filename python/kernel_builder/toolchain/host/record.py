@@ -10,6 +10,7 @@ field added here is written, read and validated in one place.
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
@@ -133,15 +134,7 @@ def from_json(data: Any, path: Path) -> ToolchainsRecord:
         raise ConfigError(f"{path} is not a toolchains record: {_first_error(exc)}", hint=rerun) from None
 
 
-def _first_error(exc: BaseException) -> str:
-    """The innermost error of a cattrs error group, with the key path cattrs noted on the way."""
-    keys: list[str] = []
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        inner = exc.exceptions[0]
-        note = next((n for n in getattr(inner, "__notes__", []) if "@" in n or "attribute" in n or "key" in n), "")
-        if note:
-            keys.append(_kebab(note.split()[-1].strip("'\"")))
-        exc = inner
-    where = ".".join(keys)
-    detail = "missing" if isinstance(exc, KeyError) else str(exc) or type(exc).__name__
-    return f"{where}: {detail}" if where else detail
+def _first_error(exc: Exception) -> str:
+    """cattrs' first error message, its key path spelled as the file spells it (kebab-case)."""
+    first = cattrs.transform_error(exc)[0]
+    return re.sub(r"\.([A-Za-z_]\w*)", lambda m: "." + _kebab(m.group(1)), first)
