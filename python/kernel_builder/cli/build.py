@@ -33,6 +33,7 @@ __all__ = ["build"]
 @click.option("-L", "--print-build-logs", "print_build_logs", is_flag=True, help="Stream every variant's build log to stderr.")
 @click.option("--local", is_flag=True, help="Skip Nix: build with the torch of this Python (or --toolchain-python).")
 @click.option("--toolchain-python", metavar="PATH", help="With --local: the Python whose torch to build against.")
+@click.option("--clean", is_flag=True, help="With --local: start each variant from an empty build directory (by default --local keeps one per variant and recompiles only what changed).")
 @click.option(
     "--toolchain",
     type=click.Choice(["pinned", "host"]),
@@ -94,6 +95,7 @@ def build(
     caches: tuple[str, ...],
     trusted_keys: tuple[str, ...],
     cuda_capabilities: str | None = None,
+    clean: bool = False,
 ) -> None:
     """Build the variants of the kernel in DIRECTORY (default: .) into DIRECTORY/build.
 
@@ -110,11 +112,14 @@ def build(
       NIX_SSHOPTS='-p 2222 -i ~/.ssh/id_builder' kernel-builder build . -j 0 \
           --builders 'ssh://root@builder x86_64-linux /root/.ssh/id_builder 4'
       kernel-builder build . --cache file:///srv/kernel-cache --trusted-key keys/team-cache-1.pub
-      kernel-builder build . --local
+      kernel-builder build . --local            (incremental: recompiles what changed)
+      kernel-builder build . --local --clean    (from an empty build directory)
       nix run .#build-variants -j 2 $(kernel-builder build --print-nix-args)
     """
     from kernel_builder.config import load  # lazy: the config reader (tomlkit, cattrs) is not needed for --help
 
+    if clean and not local:
+        raise click.UsageError("--clean applies to --local builds only (a Nix build always starts from an empty directory)")
     kernel_dir = directory.resolve()
     build = load(kernel_dir, check_sources=True)  # every build.toml error, before Nix runs
     _note_stand_ins(build, backends)
@@ -125,7 +130,7 @@ def build(
     if local:
         if max_jobs is not None and max_jobs > 1:
             output.note(f"note: --local builds one variant at a time; -j {max_jobs} has no effect (--cores sets the compile jobs)")
-        _build_local(kernel_dir, build, variants, backends, toolchain_python, cores, print_build_logs, as_json, narrow)
+        _build_local(kernel_dir, build, variants, backends, toolchain_python, cores, print_build_logs, as_json, narrow, clean)
         return
     if print_nix_args:
         from kernel_builder.flake.kernel_flake import prepare_kernel_flake  # lazy: as load
@@ -309,13 +314,13 @@ def _summary_line(rows: Sequence[Any], build_dir: Path) -> str:
 
 def _build_local(
     kernel_dir: Path, build: Any, variants: Sequence[str], backends: Sequence[str], toolchain_python: str | None,
-    cores: int | None, verbose: bool, as_json: bool, narrow: tuple[str, ...] | None = None,
+    cores: int | None, verbose: bool, as_json: bool, narrow: tuple[str, ...] | None = None, clean: bool = False,
 ) -> None:
     from kernel_builder.flake.local import build_local  # lazy: as load
 
     results = build_local(
         kernel_dir, variants=list(variants) or None, backends=list(backends) or None,
-        toolchain=toolchain_python, cores=cores, verbose=verbose, build=build, cuda_capabilities=narrow,
+        toolchain=toolchain_python, cores=cores, verbose=verbose, build=build, cuda_capabilities=narrow, clean=clean,
     )
     if as_json:
         output.result_json([_local_result(r) for r in results])

@@ -7,6 +7,11 @@ and built in ``<key>/project`` and ``<key>/cmake-build``, where ``key`` hashes t
 the ops identifier and the source files. The same variant of the same source then compiles
 at the same paths whatever directory it came from, which makes the output reproducible.
 A file lock keeps two concurrent builds of one key apart.
+
+``build --local`` keeps a directory per variant instead (``build_dir``): the sources are
+synced into its ``src`` file by file, rewriting only those whose bytes changed, so their
+modification times say what changed and Ninja rebuilds only that (``compile.compile_module``
+decides whether its CMake build directory can be reused).
 """
 
 from __future__ import annotations
@@ -21,10 +26,11 @@ from pathlib import Path
 
 from filelock import FileLock
 
+from kernel_builder._files import write_atomic
 from kernel_builder.config.model import Build, Torch
 from kernel_builder.errors import BuildError
 
-__all__ = ["Scratch", "compiled_inputs", "scratch_dir"]
+__all__ = ["Scratch", "build_dir", "compiled_inputs", "scratch_dir"]
 
 _SKIP = shutil.ignore_patterns("build", "result", ".git", "__pycache__", "*.pyc")
 
@@ -120,3 +126,70 @@ def scratch_dir(build: Build, source: Path, variant: str, salt: str, *, keep: bo
         finally:
             if not scratch.keep:
                 shutil.rmtree(path, ignore_errors=True)
+
+
+def _wanted(source: Path, files: list[str], includes: list[str]) -> dict[str, Path]:
+    """Every file a compile reads, relative path -> the file in ``source`` (as ``_copy_sources`` copies them)."""
+    wanted: dict[str, Path] = {}
+    for rel in files:
+        origin = _within(source, rel)
+        if not origin.is_file():
+            raise BuildError(
+                f"{origin} is listed in build.toml but does not exist",
+                hint="fix the src list in build.toml, or add the file",
+            )
+        wanted[Path(rel).as_posix()] = origin
+    for rel in includes:
+        root = _within(source, rel)
+        if not root.is_dir():
+            continue
+        for dirpath, dirnames, filenames in os.walk(root):
+            ignored = _SKIP(dirpath, dirnames + filenames)
+            dirnames[:] = sorted(d for d in dirnames if d not in ignored)
+            for name in sorted(filenames):
+                if name not in ignored:
+                    path = Path(dirpath) / name
+                    wanted.setdefault(path.relative_to(source).as_posix(), path)
+    return wanted
+
+
+def _sync_sources(source: Path, dest: Path, files: list[str], includes: list[str]) -> None:
+    """Make ``dest`` hold exactly the compiled inputs of ``source``: a file is rewritten
+    (atomically) only when its bytes differ, so an unchanged file keeps its modification
+    time; files no longer listed are removed, so a deleted header is not found there."""
+    wanted = _wanted(source, files, includes)
+    for rel, origin in wanted.items():
+        target = _within(dest, rel)
+        data = origin.read_bytes()
+        if target.is_file() and not target.is_symlink() and target.read_bytes() == data:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if target.is_symlink():
+            target.unlink()  # write_atomic would replace what it points to
+        elif target.is_dir():
+            shutil.rmtree(target)
+        write_atomic(target, data)
+    for dirpath, dirnames, filenames in os.walk(dest, topdown=False):
+        for name in filenames:
+            path = Path(dirpath) / name
+            if path.relative_to(dest).as_posix() not in wanted:
+                path.unlink()
+        for name in dirnames:
+            path = Path(dirpath) / name
+            if path.is_dir() and not path.is_symlink() and not any(path.iterdir()):
+                path.rmdir()
+
+
+@contextlib.contextmanager
+def build_dir(build: Build, source: Path, path: Path, *, clean: bool = False) -> Iterator[Scratch]:
+    """Yield the kept, locked build directory ``path`` of one variant, its ``src/`` synced
+    with ``source``; ``clean`` empties it first. It stays after the build: the next build
+    of the variant reuses what still holds."""
+    files, includes = compiled_inputs(build)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(path) + ".lock"):
+        if clean:
+            shutil.rmtree(path, ignore_errors=True)
+        path.mkdir(exist_ok=True)
+        _sync_sources(source, path / "src", files, includes)
+        yield Scratch(path, keep=True)

@@ -28,7 +28,7 @@ from kernel_builder.tree.checks import MANYLINUX, check_variant, manylinux_viola
 from kernel_builder.driver.compile import compile_module, write_project
 from kernel_builder.driver.cuda_archs import supported_from_nvcc
 from kernel_builder.driver.ops_id import ops_identifier, unique_id
-from kernel_builder.driver.scratch import Scratch, scratch_dir
+from kernel_builder.driver.scratch import Scratch, build_dir, scratch_dir
 from kernel_builder.pyenv import Toolchain, probe_cuda, probe_toolchain
 from kernel_builder.variants.compat import buildable, compilable_here
 from kernel_builder.variants.names import Kind, Variant, parse
@@ -90,12 +90,17 @@ def build_variant(
     strict_manylinux: bool = False,
     import_check: bool = True,
     cuda_capabilities: tuple[str, ...] | None = None,
+    work_dir: Path | None = None,
+    clean: bool = False,
 ) -> VariantResult:
     """Build ``variant_name`` of the kernel in ``source`` into ``out_dir/variant_name``.
 
     ``import_check=False`` skips importing it (upstream's ``doGetKernelCheck = false``);
     ``cuda_capabilities`` narrows a CUDA variant's archs (``--cuda-capabilities``, for a
-    faster local iteration); the metadata records it, and ``upload`` refuses such a tree."""
+    faster local iteration); the metadata records it, and ``upload`` refuses such a tree.
+    ``work_dir`` (``build --local``): compile in the kept ``work_dir/<variant>`` (an
+    incremental build, ``scratch.build_dir``) instead of a fresh scratch directory;
+    ``clean`` empties it first."""
     started = time.monotonic()
     source = Path(source).resolve()
     out = Path(out_dir).resolve()
@@ -129,7 +134,9 @@ def build_variant(
             importer = start_import_check(toolchain_python)  # imports torch while we compile
         # Noarch variants compile nothing and need no scratch directory.
         scratch_context = (
-            scratch_dir(build, source, variant.name, ops_id, keep=keep_scratch) if is_arch else contextlib.nullcontext()
+            contextlib.nullcontext() if not is_arch
+            else build_dir(build, source, Path(work_dir) / variant.name, clean=clean) if work_dir is not None
+            else scratch_dir(build, source, variant.name, ops_id, keep=keep_scratch)
         )
         with scratch_context as scratch:
             provenance = _provenance(source, kernel_commit, kernel_dirty)
@@ -140,7 +147,7 @@ def build_variant(
                 build, variant, source, staged, scratch, ops_id, uid, is_arch, toolchain_python,
                 provenance, jobs, verbose, strict_manylinux, narrowed,
             )
-            if keep_scratch and scratch is not None:
+            if keep_scratch and scratch is not None and work_dir is None:
                 log.info(f"scratch kept at {scratch.path}")
         report = check_variant(
             staged,

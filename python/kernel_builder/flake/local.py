@@ -5,10 +5,15 @@ Python's torch can build: its torch version (or any for the kernel's stable ABI)
 always, CUDA when that torch is a CUDA build of the variant's CUDA version; noarch
 variants always. The others are skipped with a note saying why. ``--variant NAME`` builds
 a name anyway (a backend without a toolchain here then generates its build files and fails).
+
+The build is incremental: each variant compiles in a directory kept under the state
+directory (``local_build_root``), so the next build recompiles only what changed
+(``driver.compile``); ``clean`` (``--clean``) starts each variant from an empty one.
 """
 
 from __future__ import annotations
 
+import hashlib
 import signal
 import sys
 import threading
@@ -21,13 +26,14 @@ from kernel_builder.errors import BuildError
 from kernel_builder.pyenv import Toolchain, probe_toolchain
 from kernel_builder.driver.variant import VariantResult, build_variant
 from kernel_builder.flake.selection import select_local_variants
+from kernel_builder.toolchain.state import writable_state_dir
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.host import Platform, host_platform
 from kernel_builder.variants.matrix import matrix
 from kernel_builder.variants.names import parse
 from kernel_builder.variants.system import toolchain_system
 
-__all__ = ["build_local", "local_variants"]
+__all__ = ["build_local", "local_build_root", "local_variants"]
 
 
 def local_variants(
@@ -45,6 +51,15 @@ def local_variants(
     return select_local_variants(build, listed, toolchain_system(toolchain, host), backends)
 
 
+def local_build_root(kernel_dir: Path) -> Path:
+    """Where ``build --local`` keeps the build directories of the kernel in ``kernel_dir``:
+    ``<state>/local-builds/<name>-<hash of its path>/``, one ``<variant>/`` each (outside
+    the kernel's files, so nothing there is ever committed or packaged)."""
+    kernel_dir = Path(kernel_dir).resolve()
+    key = hashlib.sha256(str(kernel_dir).encode()).hexdigest()[:16]
+    return writable_state_dir() / "local-builds" / f"{kernel_dir.name}-{key}"
+
+
 def build_local(
     kernel_dir: str | Path,
     *,
@@ -56,6 +71,7 @@ def build_local(
     verbose: bool = False,
     build: Build | None = None,
     cuda_capabilities: Sequence[str] | None = None,
+    clean: bool = False,
 ) -> list[VariantResult]:
     """Build the kernel in ``kernel_dir`` into ``out_dir`` (default ``kernel_dir/build``).
 
@@ -63,7 +79,8 @@ def build_local(
     (see ``local_variants``), restricted to ``backends`` when given. ``toolchain`` is the
     Python with torch (default: this interpreter). ``cores``: compile jobs per variant
     (variants are built one after another). ``build``: the parsed build.toml, when the
-    caller has it (it is read once per command).
+    caller has it (it is read once per command). Each variant compiles in its kept build
+    directory under ``local_build_root``; ``clean`` empties it first.
     """
     kernel_dir = Path(kernel_dir)
     build = build or load(kernel_dir, check_sources=True)
@@ -94,6 +111,7 @@ def build_local(
                 file=sys.stderr,
             )
     print(f"kernel-builder: {len(names)} variant(s) selected: {', '.join(names)}", file=sys.stderr)
+    work_dir = local_build_root(kernel_dir)
     created = not out.exists()
     # SIGTERM unwinds like Ctrl-C, so the staging directory of the running variant is removed.
     in_main = threading.current_thread() is threading.main_thread()
@@ -101,7 +119,8 @@ def build_local(
     try:
         return [
             build_variant(kernel_dir, name, out, toolchain_python=python, build=build, jobs=cores, verbose=verbose,
-                          cuda_capabilities=tuple(cuda_capabilities) if cuda_capabilities else None)
+                          cuda_capabilities=tuple(cuda_capabilities) if cuda_capabilities else None,
+                          work_dir=work_dir, clean=clean)
             for name in names
         ]
     except BaseException:
