@@ -226,7 +226,7 @@ class _Progress:
                 table.add_row(name, "queued", "", "")
                 continue
             elapsed = f"{now - row.started:5.0f}s" if row.status.value == "building" and row.started else ""
-            table.add_row(row.name, row.status.value, row.where or "", elapsed)
+            table.add_row(row.name, row.state(), row.where or "", elapsed)  # state(): "compiling 3/16" while objects build
         return table
 
     def __enter__(self) -> _Progress:

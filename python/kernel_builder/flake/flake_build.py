@@ -13,6 +13,12 @@ prints its first line (Nix may announce a build that still waits for a slot), ``
 from then on, ``built`` only once its output exists (the checks run inside the derivation,
 so that is after they passed), ``failed`` when Nix says so. Its time is the build's own,
 from that first line to the end.
+
+A variant built object by object (a plan, one derivation per translation unit, a link;
+``object_progress.step_of`` knows their names) is ``building`` from its first object on,
+and its row's ``phase`` says how far: ``compiling k/n`` (n: the objects this run builds,
+asked of the store when the first one starts), ``linking``, then none while the variant
+itself is assembled and checked. A failed object fails its variant, with that object's log.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from kernel_builder.flake.cache import query_caches, refusal
 from kernel_builder.errors import BuildError, KernelBuilderError
 from kernel_builder.tree.layout import hash_variants, install_variant, tree_size
 from kernel_builder.flake.kernel_flake import PreparedFlake, prepare_kernel_flake
+from kernel_builder.flake.object_progress import ObjectCounts, Step, Unit, step_of
 from kernel_builder.flake.variant_table import Provider, VariantEntry, parse_table
 from kernel_builder.toolchain.pinned.availability import why_not_pinned
 from kernel_builder.toolchain.pinned.store import ensure_fetched, record_pythons
@@ -89,6 +96,11 @@ class VariantRow:
     log_file: Path | None = None  # the whole log of a failed variant, kept in the state directory
     out: str | None = None  # the derivation's output path, once Nix started it
     last_log: float | None = None  # when its builder last printed a line
+    phase: str | None = None  # while its objects build: "planning", "compiling k/n", "linking"
+
+    def state(self) -> str:
+        """What its row in the live table says: the phase while its objects build, else the status."""
+        return self.phase if self.phase and self.status is RowStatus.BUILDING else self.status.value
 
 
 class Observer(Protocol):
@@ -192,15 +204,17 @@ def build_variants(
         + (f" --builders {options.builders!r}" if options.builders else "") + f": {', '.join(selected)}"
     )
     rows = {name: VariantRow(name) for name in selected}
+    tracker = _Tracker(rows, observer, options.max_jobs)
     report = nix.build(
         targets, options, flake_args=flake.prepared.flake_args, out_link=str(_gcroot(flake.directory)),
-        on_event=_Tracker(rows, observer, options.max_jobs).on_event,
+        on_event=tracker.on_event,
     )
     for name in report.failed:
         if rows[name].status is not RowStatus.FAILED:
             rows[name].status = RowStatus.FAILED
             _finish_failed(rows[name])
-    if report.returncode != 0 and not report.failed:  # nix failed before building anything
+    failed_objects = any(row.status is RowStatus.FAILED for row in rows.values())
+    if report.returncode != 0 and not report.failed and not failed_objects:  # nix failed before building anything
         if report.builder_errors and not report.built:
             raise _builder_failure(report, options.max_jobs)
         raise BuildError("nix build failed:\n" + "\n".join(report.errors[-20:]), hint="rerun it to see nix's whole output: " + nix.shell_command(_plain(report.argv), options.env()))
@@ -307,10 +321,17 @@ class _Tracker:
     settled by nix's final report.
     """
 
-    def __init__(self, rows: dict[str, VariantRow], observer: Observer, jobs: int) -> None:
+    def __init__(
+        self, rows: dict[str, VariantRow], observer: Observer, jobs: int,
+        objects_to_build: Callable[[str, Sequence[str]], list[str]] | None = None,
+    ) -> None:
         self.rows, self.observer, self.jobs = rows, observer, jobs
         self.warned: set[str] = set()
         self.done = self.failed = 0
+        self.objects: dict[str, ObjectCounts] = {}  # variant -> its objects in this run
+        self.units: dict[str, tuple[Unit, str | None]] = {}  # drv of a plan/object/link -> (its unit, its out path)
+        self.unit_logs: dict[str, list[str]] = {}
+        self.objects_to_build = objects_to_build or _objects_to_build
 
     def on_event(self, event: nix.BuildEvent) -> None:
         if event.kind in ("builder-error", "untrusted"):
@@ -321,6 +342,9 @@ class _Tracker:
             return
         row = self.rows.get(event.target or "")
         if row is None:
+            unit = step_of(event.drv, list(self.rows))
+            if unit is not None:
+                self._unit_event(self.rows[unit.variant], unit, event)
             return
         if event.kind == "substitute":
             row.status, row.where, row.started = RowStatus.FETCHING, event.machine, time.monotonic()
@@ -329,6 +353,7 @@ class _Tracker:
         now = time.monotonic()
         if event.kind == "start":  # Nix took the build; its builder may still wait for a slot
             row.drv, row.where, row.out = event.drv, event.machine or "local", _output_of(event.drv or "")
+            row.phase = None  # its objects are linked: the variant is assembled and checked now
         elif event.kind == "log":
             row.log.append(event.text)
             row.last_log = now
@@ -342,11 +367,62 @@ class _Tracker:
             row.drv = row.drv or event.drv
             self._failed(row)
 
+    def _unit_event(self, row: VariantRow, unit: Unit, event: nix.BuildEvent) -> None:
+        """A plan, object or link derivation of ``row``'s variant started, logged, ended or failed."""
+        drv = event.drv or ""
+        counts = self.objects.setdefault(row.name, ObjectCounts())
+        now = time.monotonic()
+        if event.kind == "start":
+            if unit.step is Step.OBJECT and counts.total == 0:
+                counts.plan(self.objects_to_build(drv, list(self.rows)))
+            self.units[drv] = (unit, _output_of(drv))
+            counts.start(unit, drv)
+            if row.status is RowStatus.QUEUED:
+                row.status, row.started, row.where = RowStatus.BUILDING, now, event.machine or "local"
+            self._show_phase(row, counts)
+        elif event.kind == "log":
+            self.unit_logs.setdefault(drv, []).append(event.text)
+            row.last_log = now
+            self.observer.log(row, event.text)
+        elif event.kind == "stop":  # its builder ended; a failure is reported (and the row failed) as well
+            self.units.pop(drv, None)
+            if counts.finish(unit, drv) or unit.step is Step.PLAN:
+                self._show_phase(row, counts)
+        elif event.kind == "error" and row.status is not RowStatus.FAILED:
+            what = f"the {unit.step.value} derivation" + (f" of {unit.source}" if unit.source else "")
+            row.log = [f"{what} ({drv}) failed:", *self.unit_logs.get(drv, [])]
+            row.drv = drv
+            self._failed(row)
+
+    def _show_phase(self, row: VariantRow, counts: ObjectCounts) -> None:
+        phase = counts.phase()
+        if phase is not None and phase != row.phase and row.status is RowStatus.BUILDING:
+            row.phase = phase
+            self.observer.changed(row, f"{row.name}: {phase}")
+
+    def _units_built(self, drvs: Sequence[str]) -> None:
+        """Count as done those of the plan/object/link ``drvs`` whose output is now valid
+        (when nix's count of finished builds grew but their stop has not come)."""
+        known = [(drv, *self.units[drv]) for drv in drvs if drv in self.units]
+        outs = [out for _, _, out in known if out]
+        try:
+            invalid = set(nix.invalid_paths(outs))
+        except KernelBuilderError:
+            return
+        for drv, unit, out in known:
+            if out and out not in invalid:
+                del self.units[drv]
+                counts = self.objects[unit.variant]
+                if counts.finish(unit, drv) or unit.step is Step.PLAN:
+                    self._show_phase(self.rows[unit.variant], counts)
+
     def _progress(self, text: str) -> None:
         try:
             done, _, failed = (int(part) for part in text.split())
         except ValueError:
             return
+        if done > self.done and self.units:
+            self._units_built(list(self.units))
         running = [row for row in self.rows.values() if row.status is RowStatus.BUILDING and row.out]
         if done > self.done:
             self._built(running)
@@ -389,6 +465,34 @@ class _Tracker:
             log.warning(f"cannot build on {event.machine}: {event.text}{fallback}")
         else:
             log.warning(f"{event.machine} has paths not signed by a trusted key; Nix ignores them and builds those here")
+
+
+def _objects_to_build(object_drv: str, variants: Sequence[str]) -> list[str]:
+    """The object derivations of ``object_drv``'s variant that this run builds: the objects
+    its link derivation takes whose outputs are not in the store yet (asked of the store
+    when the first object starts; empty when the store cannot say, and the count then
+    grows as objects start). Links of earlier runs share unchanged objects; the link this
+    run builds is the one whose output is missing."""
+    unit = step_of(object_drv, variants)
+    if unit is None:
+        return []
+    try:
+        referrers = nix.run_nix(["--query", "--referrers", object_drv], program="nix-store").stdout.split()
+        links = [path for path in referrers if step_of(path, variants) == Unit(unit.variant, Step.LINK)]
+        if len(links) > 1:
+            link_outs = {link: _output_of(link) for link in links}
+            missing = set(nix.invalid_paths([out for out in link_outs.values() if out]))
+            links = [link for link in links if link_outs[link] in missing] or links
+        objects = {
+            ref for link in links
+            for ref in nix.run_nix(["--query", "--references", link], program="nix-store").stdout.split()
+            if (found := step_of(ref, variants)) is not None and found.variant == unit.variant and found.step is Step.OBJECT
+        }
+        outs = {drv: _output_of(drv) for drv in objects}
+        missing = set(nix.invalid_paths([out for out in outs.values() if out]))
+    except KernelBuilderError:
+        return []
+    return sorted(drv for drv, out in outs.items() if out is None or out in missing)
 
 
 def _builder_failure(report: nix.BuildReport, jobs: int) -> BuildError:

@@ -1,0 +1,113 @@
+"""Objects done per variant while Nix builds a variant object by object (``compiling 3/16``).
+
+A variant built per translation unit is a small graph of derivations: a plan, one object
+per compiled source, a link, then the variant itself. ``step_of`` recognizes them by name
+(the one place that knows the naming rule); ``ObjectCounts`` keeps, for one variant, which
+objects Nix will build in this run and which are done, and says the phase a person reads
+in the variant's row. Counting is pure: the build tracker (``flake_build._Tracker``) feeds
+it the derivations Nix starts and finishes, and the objects the store says are still to
+be built (``planned``).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable, Sequence
+
+import attrs
+
+__all__ = ["ObjectCounts", "Step", "Unit", "step_of"]
+
+
+class Step(str, enum.Enum):
+    """Which derivation of a variant's graph a derivation is."""
+
+    PLAN = "plan"
+    OBJECT = "obj"
+    LINK = "link"
+
+    def __str__(self) -> str:
+        return self.value
+
+
+@attrs.frozen
+class Unit:
+    """A derivation of ``variant``'s graph; ``source`` is an object's (sanitized) source."""
+
+    variant: str
+    step: Step
+    source: str | None = None
+
+
+def step_of(path: str | None, variants: Sequence[str]) -> Unit | None:
+    """The step of one of ``variants`` that the derivation (``.drv``) or output ``path`` is.
+
+    The per-object derivations of nix/lib/builders are named ``<kernel>-<variant>-plan``,
+    ``<kernel>-<variant>-obj-<sanitized relative source>`` and ``<kernel>-<variant>-link``;
+    this is the one function that reads that rule (the longest matching variant wins, as in
+    ``nix.target_of``). ``None`` for anything else, the variant derivation included.
+    """
+    if not path:
+        return None
+    name = path.rsplit("/", 1)[-1].removesuffix(".drv")
+    for variant in sorted(variants, key=len, reverse=True):
+        for step in (Step.PLAN, Step.LINK):
+            if name.endswith(f"-{variant}-{step.value}"):
+                return Unit(variant, step)
+        marker = f"-{variant}-{Step.OBJECT.value}-"
+        if marker in name and name.split(marker, 1)[1]:
+            return Unit(variant, Step.OBJECT, name.split(marker, 1)[1])
+    return None
+
+
+@attrs.define
+class ObjectCounts:
+    """One variant's objects in this run: those Nix will build (``planned``), started, done.
+
+    ``planned`` comes from the store when the first object starts; an object that starts
+    without being planned (the store could not say) joins it, so ``done <= total`` holds
+    and the total never shrinks.
+    """
+
+    planned: set[str] = attrs.field(factory=set)  # object .drv paths this run builds
+    started: set[str] = attrs.field(factory=set)
+    done: set[str] = attrs.field(factory=set)
+    planning: bool = False
+    linking: bool = False
+
+    @property
+    def total(self) -> int:
+        return len(self.planned | self.started | self.done)
+
+    def plan(self, drvs: Iterable[str]) -> None:
+        self.planned |= set(drvs)
+
+    def start(self, unit: Unit, drv: str) -> None:
+        if unit.step is Step.PLAN:
+            self.planning = True
+        elif unit.step is Step.OBJECT:
+            self.planning = False
+            self.started.add(drv)
+        else:
+            self.planning, self.linking = False, True
+
+    def finish(self, unit: Unit, drv: str) -> bool:
+        """Record that ``drv`` ended well; whether that changed the count."""
+        if unit.step is Step.PLAN:
+            self.planning = False
+            return False
+        if unit.step is Step.OBJECT and drv not in self.done:
+            self.started.add(drv)
+            self.done.add(drv)
+            return True
+        return False
+
+    def phase(self) -> str | None:
+        """What the variant's row shows while its graph builds (``None``: nothing of it yet)."""
+        if self.linking:
+            return "linking"
+        if self.started or self.done:
+            return f"compiling {len(self.done)}/{self.total}"
+        if self.planning:
+            return "planning"
+        return None
