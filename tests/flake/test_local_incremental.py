@@ -130,11 +130,11 @@ def test_another_toolchain_python_or_a_damaged_build_directory_is_wiped(tmp_path
     assert "starting a fresh build directory (the toolchain" in switched.text, switched.text
     assert switched.compiled == every and switched.configured
     work = next((state / "local-builds").iterdir()) / CPU_VARIANT / "cmake-build"
-    assert f"Python3_EXECUTABLE:FILEPATH={other / 'bin' / 'python'}" in (work / "CMakeCache.txt").read_text()
+    assert re.search(rf"(?m)^Python3_EXECUTABLE:\w+={re.escape(str(other / 'bin' / 'python'))}$", (work / "CMakeCache.txt").read_text())
 
     # A CMakeCache.txt made for another Python (the stamp still matches): wiped.
     cache = work / "CMakeCache.txt"
-    cache.write_text(re.sub(r"(?m)^Python3_EXECUTABLE:FILEPATH=.*$", "Python3_EXECUTABLE:FILEPATH=/elsewhere/python", cache.read_text()))
+    cache.write_text(re.sub(r"(?m)^Python3_EXECUTABLE:(\w+)=.*$", r"Python3_EXECUTABLE:\1=/elsewhere/python", cache.read_text()))
     foreign = _build(source, state, python=str(other / "bin" / "python"))
     assert "was made for the Python '/elsewhere/python'" in foreign.text and foreign.compiled == every, foreign.text
 

@@ -156,17 +156,21 @@ def _wanted(source: Path, files: list[str], includes: list[str]) -> dict[str, Pa
 def _sync_sources(source: Path, dest: Path, files: list[str], includes: list[str]) -> None:
     """Make ``dest`` hold exactly the compiled inputs of ``source``: a file is rewritten
     (atomically) only when its bytes differ, so an unchanged file keeps its modification
-    time; files no longer listed are removed, so a deleted header is not found there."""
-    wanted = _wanted(source, files, includes)
+    time; files no longer listed are removed, so a deleted header is not found there, and
+    so are symlinks (kernel-builder makes none)."""
+    wanted = _wanted(source, files, includes)  # every path checked to stay inside ``source``
+    for dirpath, dirnames, filenames in os.walk(dest):
+        for name in dirnames + filenames:  # none are ours: a write through one could land anywhere
+            if os.path.islink(os.path.join(dirpath, name)):
+                os.unlink(os.path.join(dirpath, name))
+        dirnames[:] = [d for d in dirnames if os.path.isdir(os.path.join(dirpath, d))]
     for rel, origin in wanted.items():
-        target = _within(dest, rel)
+        target = dest / rel
         data = origin.read_bytes()
-        if target.is_file() and not target.is_symlink() and target.read_bytes() == data:
+        if target.is_file() and target.read_bytes() == data:
             continue
         target.parent.mkdir(parents=True, exist_ok=True)
-        if target.is_symlink():
-            target.unlink()  # write_atomic would replace what it points to
-        elif target.is_dir():
+        if target.is_dir():
             shutil.rmtree(target)
         write_atomic(target, data)
     for dirpath, dirnames, filenames in os.walk(dest, topdown=False):
