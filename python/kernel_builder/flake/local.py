@@ -30,7 +30,7 @@ from kernel_builder.toolchain.state import writable_state_dir
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.host import Platform, host_platform
 from kernel_builder.variants.matrix import matrix
-from kernel_builder.variants.names import parse
+from kernel_builder.variants.names import Kind, parse
 from kernel_builder.variants.system import toolchain_system
 
 __all__ = ["build_local", "local_build_root", "local_variants"]
@@ -111,7 +111,8 @@ def build_local(
                 file=sys.stderr,
             )
     print(f"kernel-builder: {len(names)} variant(s) selected: {', '.join(names)}", file=sys.stderr)
-    work_dir = local_build_root(kernel_dir)
+    # Noarch variants compile nothing: only a compiling build needs (a writable) state directory.
+    work_dir = local_build_root(kernel_dir) if any(parse(name).kind is not Kind.NOARCH for name in names) else None
     created = not out.exists()
     # SIGTERM unwinds like Ctrl-C, so the staging directory of the running variant is removed.
     in_main = threading.current_thread() is threading.main_thread()
