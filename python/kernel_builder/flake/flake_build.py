@@ -472,7 +472,9 @@ def _objects_to_build(object_drv: str, variants: Sequence[str]) -> list[str]:
     its link derivation takes whose outputs are not in the store yet (asked of the store
     when the first object starts; empty when the store cannot say, and the count then
     grows as objects start). Links of earlier runs share unchanged objects; the link this
-    run builds is the one whose output is missing."""
+    run builds is one whose output is missing (when several are, their objects are all
+    counted). An object whose .drv names no output path (a content-addressed one) counts
+    as to be built."""
     unit = step_of(object_drv, variants)
     if unit is None:
         return []
