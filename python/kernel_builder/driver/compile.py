@@ -225,7 +225,6 @@ def _failure(what: str, code: int, cmd: list[str], log: Path, *, streamed: bool)
 def compile_module(
     plan: CompilePlan, toolchain: Toolchain, scratch: Path, *, jobs: int | None = None, verbose: bool = False
 ) -> Path:
-    """Configure and build ``plan`` in ``scratch``; return the path of the ``.abi3.so``."""
     """Configure and build ``plan`` in ``scratch``; return the path of the ``.abi3.so``.
 
     A ``scratch/cmake-build`` left by an earlier build is reused when ``stale_reason``
