@@ -340,11 +340,12 @@ class _Tracker:
         if event.kind == "progress":
             self._progress(event.text)
             return
+        unit = step_of(event.drv, list(self.rows))  # by the derivation's name, whatever target nix.build gave it
+        if unit is not None:
+            self._unit_event(self.rows[unit.variant], unit, event)
+            return
         row = self.rows.get(event.target or "")
         if row is None:
-            unit = step_of(event.drv, list(self.rows))
-            if unit is not None:
-                self._unit_event(self.rows[unit.variant], unit, event)
             return
         if event.kind == "substitute":
             row.status, row.where, row.started = RowStatus.FETCHING, event.machine, time.monotonic()
