@@ -71,7 +71,8 @@ def _kernel(tmp_path: Path) -> Path:
     kernel = tmp_path / "kernel"
     kernel.mkdir()
     (kernel / "build.toml").write_text(
-        '[general]\nname = "kk"\nversion = 1\nedition = 5\nlicense = "Apache-2.0"\nbackends = ["cpu"]\n\n[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n\n'
+        '[general]\nname = "kk"\nversion = 1\nedition = 5\nlicense = "Apache-2.0"\nbackends = ["cpu"]\n\n'
+        '[torch]\nsrc = ["torch-ext/torch_binding.cpp"]\n\n'
         '[kernel.kk]\nbackend = "cpu"\ndepends = ["torch"]\nsrc = ["csrc/a.cpp", "csrc/b.cpp"]\ninclude = ["inc"]\n'
     )
     add_sources(kernel)

@@ -33,7 +33,12 @@ __all__ = ["build"]
 @click.option("-L", "--print-build-logs", "print_build_logs", is_flag=True, help="Stream every variant's build log to stderr.")
 @click.option("--local", is_flag=True, help="Skip Nix: build with the torch of this Python (or --toolchain-python).")
 @click.option("--toolchain-python", metavar="PATH", help="With --local: the Python whose torch to build against.")
-@click.option("--clean", is_flag=True, help="With --local: start each variant from an empty build directory (by default --local keeps one per variant and recompiles only what changed).")
+@click.option(
+    "--clean",
+    is_flag=True,
+    help="With --local: start each variant from an empty build directory (by default --local keeps one per "
+    "variant and recompiles only what changed).",
+)
 @click.option(
     "--toolchain",
     type=click.Choice(["pinned", "host"]),

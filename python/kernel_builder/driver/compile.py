@@ -124,7 +124,8 @@ def stale_reason(build_dir: Path, fingerprint: str, project: Path, python: str) 
 
 def _fingerprint(configure: list[str], env: Mapping[str, str], ops_id: str, toolchain: Toolchain) -> str:
     """What a kept build directory must have been configured with to be reused."""
-    found = {name: os.path.realpath(path) if path else None for name in ("cc", "c++") for path in [shutil.which(name, path=env.get("PATH"))]}
+    on_path = {name: shutil.which(name, path=env.get("PATH")) for name in ("cc", "c++")}
+    found = {name: os.path.realpath(path) if path else None for name, path in on_path.items()}
     facts = {
         "configure": configure,
         "env": {name: env.get(name) for name in (*_TOOLCHAIN_ENV, "TORCH_CUDA_ARCH_LIST")},
