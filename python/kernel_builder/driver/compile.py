@@ -20,7 +20,7 @@ from kernel_builder.driver.generate import CompilePlan, render
 from kernel_builder.pyenv import Toolchain, find_tool, probe_cuda
 from kernel_builder.errors import BuildError
 
-__all__ = ["compile_module", "write_project", "configure_args"]
+__all__ = ["build_env", "compile_module", "write_project", "configure_args"]
 
 _LOG_TAIL = 40  # lines shown when the log holds no compiler diagnostic (a CMake or ninja failure)
 
@@ -68,6 +68,16 @@ def configure_args(plan: CompilePlan, toolchain: Toolchain, project: Path, build
     return args
 
 
+def build_env(plan: CompilePlan) -> dict[str, str]:
+    """The environment CMake and the compilers run in (also ``driver.plan``'s configure)."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if plan.cuda_arch_list:
+        # Keeps torch's CMake package from probing for a GPU to pick its own archs.
+        env["TORCH_CUDA_ARCH_LIST"] = ";".join(plan.cuda_arch_list)
+    return env
+
+
 def _run(cmd: list[str], *, log: Path, env: dict[str, str], verbose: bool, what: str) -> None:
     with open(log, "ab") as handle:
         handle.write(("$ " + " ".join(cmd) + "\n").encode())
@@ -113,11 +123,7 @@ def compile_module(
     project = write_project(plan, scratch)
     build_dir = scratch / "cmake-build"
     log = scratch / "build.log"
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
-    if plan.cuda_arch_list:
-        # Keeps torch's CMake package from probing for a GPU to pick its own archs.
-        env["TORCH_CUDA_ARCH_LIST"] = ";".join(plan.cuda_arch_list)
+    env = build_env(plan)
     _run(configure_args(plan, toolchain, project, build_dir), log=log, env=env, verbose=verbose, what="cmake configure")
     jobs = jobs or int(os.environ.get("NIX_BUILD_CORES") or 0) or os.cpu_count() or 1
     cmake = find_tool("cmake", toolchain.python)
