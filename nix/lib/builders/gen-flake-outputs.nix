@@ -220,6 +220,8 @@ in
     # One record per variant, in matrix order: what the CLI selects from.
     variantTable = info;
     inherit redistributable bundle;
+    # Every variant as one derivation (per-object.nix's comparison: its tests and benchmarks).
+    monolithic = byName (mkVariantWith false { }) variants;
     # The filtered source each backend's variants see (for inspection and tests).
     inherit sources;
     kernelIdentity = kernel;
