@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder.driver.plan import TOP, Plan, split_commands
+from kernel_builder.driver.plan import split_commands
+from kernel_builder.driver.planfile import TOP, Plan
 from kernel_builder.errors import BuildError
 
 TOPDIR = Path("/tmp/nix-build-relu-plan.drv-0")

@@ -26,8 +26,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import attrs
-
 from kernel_builder.config import load
 from kernel_builder.config.loading import read_file
 from kernel_builder.config.portability import refuse_host_specific_flags
@@ -35,55 +33,12 @@ from kernel_builder.errors import BuildError, KernelBuilderError
 from kernel_builder.driver.compile import build_env, configure_args, write_project
 from kernel_builder.driver.ops_id import ops_identifier, unique_id
 from kernel_builder.driver.scratch import scratch_dir
+from kernel_builder.driver.planfile import TOP, Plan, Unit
 from kernel_builder.driver.variant import make_plan
 from kernel_builder.pyenv import find_tool, probe_toolchain
 from kernel_builder.variants.names import Kind, parse
 
-__all__ = ["TOP", "Plan", "Unit", "main", "split_commands", "write_plan"]
-
-TOP = "@KERNEL_BUILDER_TOP@"  # the build's temporary directory, in every path of the plan
-PLAN_VERSION = 1
-
-
-@attrs.frozen
-class Unit:
-    """One translation unit: ``source`` relative to the kernel, ``object`` relative to the
-    scratch directory (CMake names it after the source's absolute path, so it may hold
-    ``TOP``), the compiler's argv and the directory it runs in."""
-
-    source: str
-    object: str
-    command: tuple[str, ...]
-    directory: str
-
-
-@attrs.frozen
-class Plan:
-    """What ``plan.json`` holds: the units, the link (a shell command, as Ninja runs it),
-    the module it writes (relative to ``link_directory``) and the variant's facts."""
-
-    variant: str
-    ops_id: str
-    archs: tuple[str, ...]
-    scratch: str
-    units: tuple[Unit, ...]
-    link_command: str
-    link_directory: str
-    module: str
-
-    def to_json(self) -> str:
-        data = attrs.asdict(self, recurse=True)
-        data["version"] = PLAN_VERSION
-        return json.dumps(data, indent=1, sort_keys=True) + "\n"
-
-    @classmethod
-    def from_json(cls, text: str) -> Plan:
-        data = json.loads(text)
-        if data.pop("version", None) != PLAN_VERSION:
-            raise BuildError(f"plan.json is not a version-{PLAN_VERSION} plan", hint="rebuild the plan derivation")
-        units = tuple(Unit(u["source"], u["object"], tuple(u["command"]), u["directory"]) for u in data.pop("units"))
-        return cls(units=units, **{k: (tuple(v) if isinstance(v, list) else v) for k, v in data.items()})
-
+__all__ = ["main", "split_commands", "write_plan"]
 
 def _tokenize(text: str, top: str) -> str:
     return text.replace(top, TOP)

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from kernel_builder.errors import BuildError, KernelBuilderError
-from kernel_builder.driver.plan import TOP, Plan, Unit
+from kernel_builder.driver.planfile import TOP, Plan, Unit
 
 __all__ = ["OBJECT", "UNIT", "compile_unit", "link_objects", "main"]
 
