@@ -49,7 +49,9 @@ let
         rel != "build.toml" && !(isPython rel) && (!(isCompiled rel) || elem (baseNameOf rel) included)));
   };
 
-  sanitize = rel: replaceStrings [ "/" " " ] [ "-" "_" ] rel;
+  # A store name holds only [A-Za-z0-9+._?=-]: `/` becomes `-`, anything else `_`.
+  sanitize = rel: builtins.concatStringsSep "_"
+    (filter isString (split "[^A-Za-z0-9+._?=-]" (replaceStrings [ "/" ] [ "-" ] rel)));
   # The driver's Python and the toolchain, as variant.nix has them; toolchain.env unchanged
   # (a cross toolchain's settings reach every step).
   common = toolchain.identity // toolchain.env // {
