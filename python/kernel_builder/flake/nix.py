@@ -230,6 +230,18 @@ def target_of(path: str | None, keys: Sequence[str]) -> str | None:
     return max(found, key=len) if found else None
 
 
+def part_owner(path: str | None, keys: Sequence[str]) -> str | None:
+    """The key whose variant a per-object build's part is (nix/lib/builders/per-object.nix
+    names them ``…-KEY-plan``, ``…-KEY-obj-<source>`` and ``…-KEY-link``): its failure is the
+    variant's failure, and its log lines belong to the variant's log."""
+    if not path:
+        return None
+    stem = path.removesuffix(".drv")
+    found = [key for key in keys
+             if f"-{key}-obj-" in stem or stem.endswith((f"-{key}-plan", f"-{key}-link"))]
+    return max(found, key=len) if found else None
+
+
 def nix_argv(*args: str) -> list[str]:
     return [nix_executable(), *args]
 
@@ -441,7 +453,11 @@ def build(
                     failed.append(match.group(1))
                     event = BuildEvent("error", drv=match.group(1), text=event.text)
             if on_event is not None:
-                on_event(attrs.evolve(event, target=target_of(event.drv or event.path, keys)))
+                where = event.drv or event.path
+                target = target_of(where, keys)
+                if target is None and event.kind in ("log", "error"):  # not start/stop: a row's drv is its variant's
+                    target = part_owner(where, keys)
+                on_event(attrs.evolve(event, target=target))
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
@@ -452,7 +468,8 @@ def build(
         reader.join()
     if received:
         raise _children.Interrupted(received[0], argv)
-    failed_keys = sorted({key for key in (target_of(drv, keys) for drv in failed) if key is not None})
+    failed_keys = sorted({key for key in (target_of(drv, keys) or part_owner(drv, keys) for drv in failed)
+                          if key is not None})
     outputs = _outputs(stdout, keys) if proc.returncode == 0 else {}
     survivors = {key: targets[key] for key in keys if key not in failed_keys}
     if proc.returncode != 0 and options.keep_going and failed_keys and survivors:
