@@ -45,7 +45,9 @@ def kernel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(EXAMPLES / "relu", root, ignore=shutil.ignore_patterns("build", "__pycache__", "result*"))
     (root / "relu_cuda" / "scale.cu").write_text(SCALE_CU + f"// salt {time.time_ns()}\n")
     toml = root / "build.toml"
-    toml.write_text(toml.read_text().replace('src = ["relu_cuda/relu.cu"]', 'src = ["relu_cuda/relu.cu", "relu_cuda/scale.cu"]'))
+    # salted: a new plan, so every object is new too (the plan sees build.toml, not sources)
+    toml.write_text(toml.read_text().replace('src = ["relu_cuda/relu.cu"]', 'src = ["relu_cuda/relu.cu", "relu_cuda/scale.cu"]')
+                    + f"# salt {time.time_ns()}\n")
     (root / "flake.nix").write_text("""{
   inputs.kernel-builder.url = "path:%s";
   outputs = { self, kernel-builder }:
