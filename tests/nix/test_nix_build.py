@@ -137,7 +137,9 @@ def test_cpu_only_edit_rebuilds_only_cpu_variants(relu: Path, env: dict[str, str
     prepared = prepare_kernel_flake(relu)
     everything = [prepared.installable(f"redistributable.{v}") for v in PINNED_RELU]
     stale = dry_run(everything, flake_args=prepared.flake_args)
-    assert sorted(Path(p).name.split("-", 1)[1] for p in stale) == sorted(f"relu-{v}.drv" for v in PINNED_RELU_CPU)
+    # per object (docs/nix.md): the edited source's object, the link and the variant, per CPU variant
+    assert sorted(Path(p).name.split("-", 1)[1] for p in stale) == sorted(
+        f"relu-{v}{part}.drv" for v in PINNED_RELU_CPU for part in ("", "-link", "-obj-relu_cpu-relu_cpu.cpp"))
 
 
 @pytest.mark.timeout(600)
@@ -202,7 +204,9 @@ def test_failed_variant_shows_its_first_error_and_keeps_the_others(tmp_path: Pat
     assert (kernel / "build" / "torch-cuda" / "metadata.json").is_file()
     assert not (kernel / "build" / CPU213).exists()
     assert "relu_cpu.cpp" in done.stderr and "this is not C++" in done.stderr  # the first error, with its excerpt
-    assert "nix --extra-experimental-features nix-command log /nix/store/" in done.stderr and f"relu-{CPU213}.drv" in done.stderr
+    # the log to read is the failed object's (per object: docs/nix.md)
+    assert "nix --extra-experimental-features nix-command log /nix/store/" in done.stderr
+    assert f"relu-{CPU213}-obj-relu_cpu-relu_cpu.cpp.drv" in done.stderr
 
 
 @pytest.mark.timeout(600)

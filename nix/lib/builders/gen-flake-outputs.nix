@@ -81,14 +81,20 @@ let
   # doGetKernelCheck = false: the one-variant build skips its import check (an attribute
   # only then, so the default derivations stay as they are).
   importCheckAttrs = if doGetKernelCheck then { } else { noImportCheck = "1"; };
-  mkVariant = extraAttrs: v: import ./variant.nix {
+  # Arch variants with the pinned toolchain build per translation unit (per-object.nix:
+  # plan -> objects -> link -> variant); noarch ones, the host toolchain and the dev shells
+  # (`nix develop` runs the one-variant build by hand) stay one derivation.
+  perObject = v: v.kind != "noarch" && v.toolchain.available
+    && (v.toolchain.identity.toolchainProvider or "host") == "pinned";
+  mkVariantWith = split: extraAttrs: v: import (if split && perObject v then ./per-object.nix else ./variant.nix) ({
     inherit config system kernel;
     extraAttrs = importCheckAttrs // v.depAttrs // extraAttrs;
     inherit (v) backend toolchain;
     variant = v.name;
     src = sources.${v.backend};
     pythonSrc = context.pythonSrc;
-  };
+  } // (if split && perObject v then { inherit pure path; } else { }));
+  mkVariant = mkVariantWith true;
   byName = f: vs: builtins.listToAttrs (map (v: { name = v.name; value = f v; }) vs);
 
   redistributable = byName (mkVariant { }) variants;
@@ -129,7 +135,7 @@ let
     })
     buildable;
   devShells = byName
-    (mkVariant {
+    (mkVariantWith false {
       shellHook = ''
         echo "kernel-builder dev shell: ${config.name} ${"$"}{variant} (${"$"}{toolchainProvider} toolchain)" >&2
         echo "  toolchain python: $toolchainPython" >&2
@@ -214,6 +220,8 @@ in
     # One record per variant, in matrix order: what the CLI selects from.
     variantTable = info;
     inherit redistributable bundle;
+    # Every variant as one derivation (per-object.nix's comparison: its tests and benchmarks).
+    monolithic = byName (mkVariantWith false { }) variants;
     # The filtered source each backend's variants see (for inspection and tests).
     inherit sources;
     kernelIdentity = kernel;

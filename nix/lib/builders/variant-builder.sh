@@ -38,6 +38,9 @@ if [ -n "${kernelCommit:-}" ]; then
     args+=(--kernel-dirty)
   fi
 fi
+if [ -n "${prebuiltModule:-}" ]; then
+  args+=(--prebuilt-module "$prebuiltModule")  # the link output of the per-object build (per-object.nix)
+fi
 if [ "${noImportCheck:-}" = 1 ]; then
   args+=(--no-import-check)  # doGetKernelCheck = false in the kernel's flake.nix
 fi

@@ -35,7 +35,7 @@ from kernel_builder.driver.generate import CompilePlan, render
 from kernel_builder.pyenv import Toolchain, find_tool, probe_cuda
 from kernel_builder.errors import BuildError
 
-__all__ = ["STAMP", "compile_module", "write_project", "configure_args", "stale_reason"]
+__all__ = ["STAMP", "build_env", "compile_module", "write_project", "configure_args", "stale_reason"]
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +99,16 @@ def configure_args(plan: CompilePlan, toolchain: Toolchain, project: Path, build
         if toolchain.nvrtc:
             args.append(f"-DCUDA_nvrtc_LIBRARY={toolchain.nvrtc[0]}")
     return args
+
+
+def build_env(plan: CompilePlan) -> dict[str, str]:
+    """The environment CMake and the compilers run in (also ``driver.plan``'s configure)."""
+    env = dict(os.environ)
+    env.pop("PYTHONPATH", None)
+    if plan.cuda_arch_list:
+        # Keeps torch's CMake package from probing for a GPU to pick its own archs.
+        env["TORCH_CUDA_ARCH_LIST"] = ";".join(plan.cuda_arch_list)
+    return env
 
 
 def stale_reason(build_dir: Path, fingerprint: str, project: Path, python: str) -> str | None:
@@ -235,11 +245,7 @@ def compile_module(
     build_dir = scratch / "cmake-build"
     build_log = scratch / "build.log"
     build_log.write_bytes(b"")
-    env = dict(os.environ)
-    env.pop("PYTHONPATH", None)
-    if plan.cuda_arch_list:
-        # Keeps torch's CMake package from probing for a GPU to pick its own archs.
-        env["TORCH_CUDA_ARCH_LIST"] = ";".join(plan.cuda_arch_list)
+    env = build_env(plan)
     configure = configure_args(plan, toolchain, project, build_dir)
     fingerprint = _fingerprint(configure, env, plan.ops_id, toolchain)
     project_hash = _tree_hash(project)

@@ -1,7 +1,8 @@
 """Build one variant from the command line: what each Nix derivation executes.
 
     python -m kernel_builder.driver.run_variant --source SRC --variant NAME --out OUT \\
-        --toolchain-python PY [--unique-id ID] [--kernel-commit SHA [--kernel-dirty]]
+        --toolchain-python PY [--unique-id ID] [--kernel-commit SHA [--kernel-dirty]] \\
+        [--prebuilt-module LINKED]
 
 Writes ``OUT/<variant>/`` complete (files, ``metadata.json`` with digest) after the checks
 pass; exits 1 with the error on stderr otherwise. Kept on argparse so it starts fast and
@@ -52,6 +53,12 @@ def parser() -> argparse.ArgumentParser:
         default=os.environ.get("KERNEL_BUILDER_CUDA_CAPABILITIES") or None,
         help="comma-separated: build a CUDA variant only for these of its archs (recorded in metadata; "
         "default: $KERNEL_BUILDER_CUDA_CAPABILITIES, which `kernel-builder build --cuda-capabilities` sets)",
+    )
+    p.add_argument(
+        "--prebuilt-module",
+        metavar="DIR",
+        help="assemble the variant from this link output of the per-object build (module + module.json) "
+        "instead of compiling (nix/lib/builders/link.nix)",
     )
     p.add_argument("--keep-scratch", action="store_true", help="keep the generated CMake project and logs")
     p.add_argument("-v", "--verbose", action="store_true", help="stream compiler output to stderr")
@@ -111,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             strict_manylinux=args.strict_manylinux,
             import_check=not args.no_import_check,
             cuda_capabilities=_capabilities(args.cuda_capabilities),
+            prebuilt_module=args.prebuilt_module,
         )
     except KernelBuilderError as exc:
         print(f"error: {exc}", file=sys.stderr)

@@ -8,6 +8,7 @@ variant name and a toolchain Python; the output is ``OUT/<variant>/``, complete 
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 import os
 import shutil
@@ -26,6 +27,7 @@ from kernel_builder.driver import cpp_deps, generate
 from kernel_builder.driver.assemble import copy_python_files, strip_runpath
 from kernel_builder.tree.checks import MANYLINUX, check_variant, manylinux_violations, objects_using, start_import_check
 from kernel_builder.driver.compile import compile_module, write_project
+from kernel_builder.driver.generate import CompilePlan
 from kernel_builder.driver.cuda_archs import supported_from_nvcc
 from kernel_builder.driver.ops_id import ops_identifier, unique_id
 from kernel_builder.driver.scratch import Scratch, build_dir, scratch_dir
@@ -34,7 +36,7 @@ from kernel_builder.variants.compat import buildable, compilable_here
 from kernel_builder.variants.names import Kind, Variant, parse
 from kernel_builder.variants.system import toolchain_system
 
-__all__ = ["VariantResult", "build_variant"]
+__all__ = ["VariantResult", "build_variant", "make_plan"]
 
 log = logging.getLogger(__name__)
 
@@ -92,6 +94,7 @@ def build_variant(
     cuda_capabilities: tuple[str, ...] | None = None,
     work_dir: Path | None = None,
     clean: bool = False,
+    prebuilt_module: str | os.PathLike[str] | None = None,
 ) -> VariantResult:
     """Build ``variant_name`` of the kernel in ``source`` into ``out_dir/variant_name``.
 
@@ -100,7 +103,9 @@ def build_variant(
     faster local iteration); the metadata records it, and ``upload`` refuses such a tree.
     ``work_dir`` (``build --local``): compile in the kept ``work_dir/<variant>`` (an
     incremental build, ``scratch.build_dir``) instead of a fresh scratch directory;
-    ``clean`` empties it first."""
+    ``clean`` empties it first.
+    ``prebuilt_module`` is a link output of the per-object build (``driver.units``: the
+    module and its ``module.json``): the variant is assembled from it, nothing is compiled."""
     started = time.monotonic()
     source = Path(source).resolve()
     out = Path(out_dir).resolve()
@@ -134,7 +139,7 @@ def build_variant(
             importer = start_import_check(toolchain_python)  # imports torch while we compile
         # Noarch variants compile nothing and need no scratch directory.
         scratch_context = (
-            contextlib.nullcontext() if not is_arch
+            contextlib.nullcontext() if not is_arch or prebuilt_module is not None
             else build_dir(build, source, Path(work_dir) / variant.name, clean=clean) if work_dir is not None
             else scratch_dir(build, source, variant.name, ops_id, keep=keep_scratch)
         )
@@ -143,9 +148,10 @@ def build_variant(
             narrowed = cuda_capabilities if backend == "cuda" and is_arch and cuda_capabilities else None
             if narrowed:
                 provenance = attrs.evolve(provenance, cuda_capabilities=narrowed)
+            prebuilt = Path(prebuilt_module) if prebuilt_module is not None and is_arch else None
             metadata = _assemble(
                 build, variant, source, staged, scratch, ops_id, uid, is_arch, toolchain_python,
-                provenance, jobs, verbose, strict_manylinux, narrowed,
+                provenance, jobs, verbose, strict_manylinux, narrowed, prebuilt,
             )
             if keep_scratch and scratch is not None and work_dir is None:
                 log.info(f"scratch kept at {scratch.path}")
@@ -190,16 +196,20 @@ def _assemble(
     verbose: bool,
     strict_manylinux: bool = False,
     narrow_cuda: tuple[str, ...] | None = None,
+    prebuilt: Path | None = None,
 ) -> Metadata:
     """Fill ``staged`` with the package files, ``_ops.py``, the module and metadata + digest."""
     backend = variant.backend
     copy_python_files(source / build.ext_dir / build.python_name, staged, build.pyext)
     metadata = Metadata.for_backend(build, ops_id, backend, provenance=provenance)
-    if scratch is not None:
+    if prebuilt is not None:
+        archs = _install_prebuilt(prebuilt, ops_id, staged, strict_manylinux)
+        if archs:
+            metadata = metadata.with_archs(list(archs))
+        ops_py = generate.render_ops_py(name=build.name, backend=backend, ops_id=ops_id)
+    elif scratch is not None:
         toolchain = probe_toolchain(toolchain_python)
-        _check_toolchain(variant, toolchain)
-        stable = variant.version if variant.kind is Kind.STABLE_ABI else None
-        archs = _compile(build, variant, ops_id, scratch, toolchain, stable, staged, jobs, verbose, strict_manylinux,
+        archs = _compile(build, variant, ops_id, scratch, toolchain, staged, jobs, verbose, strict_manylinux,
                          narrow_cuda)
         if archs:
             metadata = metadata.with_archs(list(archs))
@@ -213,20 +223,19 @@ def _assemble(
     return metadata
 
 
-def _compile(
+def make_plan(
     build: Build,
     variant: Variant,
     ops_id: str,
     scratch: Scratch,
     toolchain: Toolchain,
-    stable: tuple[int, int] | None,
-    staged: Path,
-    jobs: int | None,
-    verbose: bool,
-    strict_manylinux: bool = False,
     narrow_cuda: tuple[str, ...] | None = None,
-) -> tuple[str, ...]:
+) -> CompilePlan:
+    """The compile plan of ``variant`` in ``scratch``: what the one-variant build compiles
+    and what ``driver.plan`` splits into one command per translation unit."""
+    _check_toolchain(variant, toolchain)
     backend = variant.backend
+    stable = variant.version if variant.kind is Kind.STABLE_ABI else None
     cuda_version = None
     supported = None
     if backend == "cuda":
@@ -263,6 +272,22 @@ def _compile(
             f"the generated build files are in {project}",
             hint=f"build the {backend} variants on a machine with the {backend} toolchain, or pick --backend cpu/cuda",
         )
+    return plan
+
+
+def _compile(
+    build: Build,
+    variant: Variant,
+    ops_id: str,
+    scratch: Scratch,
+    toolchain: Toolchain,
+    staged: Path,
+    jobs: int | None,
+    verbose: bool,
+    strict_manylinux: bool = False,
+    narrow_cuda: tuple[str, ...] | None = None,
+) -> tuple[str, ...]:
+    plan = make_plan(build, variant, ops_id, scratch, toolchain, narrow_cuda)
     try:
         library = compile_module(plan, toolchain, scratch.path, jobs=jobs, verbose=verbose)
     except BuildError:
@@ -270,11 +295,34 @@ def _compile(
         raise
     if strict_manylinux:
         _refuse_new_glibc_symbols(library, scratch.path)
+    _install_module(library, staged, ops_id)
+    return plan.archs
+
+
+def _install_prebuilt(linked: Path, ops_id: str, staged: Path, strict_manylinux: bool) -> tuple[str, ...]:
+    """Install the module of a per-object build's link output; give back its archs."""
+    try:
+        facts = json.loads((linked / "module.json").read_text())
+    except (OSError, ValueError) as exc:
+        raise BuildError(f"--prebuilt-module {linked}: no readable module.json ({exc})",
+                         hint="pass the output of the link derivation (nix/lib/builders/link.nix)") from None
+    if facts.get("ops_id") != ops_id:
+        raise BuildError(
+            f"--prebuilt-module {linked} was linked as {facts.get('ops_id')!r}, but this variant's ops id is {ops_id!r}",
+            hint="plan, objects and link must get the same --unique-id as the variant",
+        )
+    library = linked / facts["module"]
+    if strict_manylinux:
+        _refuse_new_glibc_symbols(library, linked)
+    _install_module(library, staged, ops_id)
+    return tuple(facts.get("archs") or ())
+
+
+def _install_module(library: Path, staged: Path, ops_id: str) -> None:
     target = staged / f"{ops_id}.abi3.so"
     shutil.copyfile(library, target)
     os.chmod(target, 0o755)
     strip_runpath(target)
-    return plan.archs
 
 
 def _refuse_new_glibc_symbols(library: Path, build_dir: Path) -> None:

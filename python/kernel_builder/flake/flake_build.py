@@ -430,7 +430,10 @@ class _Tracker:
         if failed > self.failed:
             ended = [row for row in running if row.status is RowStatus.BUILDING]
             by_driver = [row for row in ended if row.log and row.log[-1].startswith("error: ")]
-            for row in by_driver or (ended if len(ended) == 1 else []):
+            # A row busy with its per-object parts (logging, its own derivation not started)
+            # may be the one that failed: then the lone running one is not known to be it.
+            in_parts = [row for row in self.rows.values() if row.status is RowStatus.BUILDING and not row.out]
+            for row in by_driver or (ended if len(ended) == 1 and not in_parts else []):
                 self._failed(row)
         self.done, self.failed = done, failed
 

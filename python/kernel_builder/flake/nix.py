@@ -25,6 +25,7 @@ import attrs
 from kernel_builder import _children
 from kernel_builder._files import UnreadableFile, read_text, write_atomic
 from kernel_builder.errors import ConfigError, NixError
+from kernel_builder.flake.object_progress import step_of
 from kernel_builder.toolchain.state import state_dir
 
 __all__ = [
@@ -228,6 +229,14 @@ def target_of(path: str | None, keys: Sequence[str]) -> str | None:
     stem = path.removesuffix(".drv")
     found = [key for key in keys if stem.endswith(f"-{key}")]
     return max(found, key=len) if found else None
+
+
+def part_owner(path: str | None, keys: Sequence[str]) -> str | None:
+    """The key whose variant a per-object build's part (plan, object or link) is: its
+    failure is the variant's failure, and its log lines belong to the variant's log.
+    ``object_progress.step_of`` holds the naming rule."""
+    unit = step_of(path, keys)
+    return unit.variant if unit is not None else None
 
 
 def nix_argv(*args: str) -> list[str]:
@@ -441,7 +450,11 @@ def build(
                     failed.append(match.group(1))
                     event = BuildEvent("error", drv=match.group(1), text=event.text)
             if on_event is not None:
-                on_event(attrs.evolve(event, target=target_of(event.drv or event.path, keys)))
+                where = event.drv or event.path
+                target = target_of(where, keys)
+                if target is None and event.kind in ("log", "error"):  # not start/stop: a row's drv is its variant's
+                    target = part_owner(where, keys)
+                on_event(attrs.evolve(event, target=target))
 
     reader = threading.Thread(target=pump, daemon=True)
     reader.start()
@@ -452,7 +465,8 @@ def build(
         reader.join()
     if received:
         raise _children.Interrupted(received[0], argv)
-    failed_keys = sorted({key for key in (target_of(drv, keys) for drv in failed) if key is not None})
+    failed_keys = sorted({key for key in (target_of(drv, keys) or part_owner(drv, keys) for drv in failed)
+                          if key is not None})
     outputs = _outputs(stdout, keys) if proc.returncode == 0 else {}
     survivors = {key: targets[key] for key in keys if key not in failed_keys}
     if proc.returncode != 0 and options.keep_going and failed_keys and survivors:

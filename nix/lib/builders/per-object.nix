@@ -1,0 +1,96 @@
+# One variant built per translation unit: plan -> one object per unit -> link -> variant.
+#
+#   plan     build.toml, the toolchain, the driver's Python and the *names* of the
+#            backend's sources (empty files): `python -m kernel_builder.driver.plan` runs
+#            the planner and CMake's configure and writes plan.json (one compile command
+#            per unit, the link). No source's contents are an input, so no edit re-plans.
+#   object   that one source (builtins.path of exactly that file), the backend's other
+#            files (headers, and a compiled file another source #includes), the plan and
+#            the toolchain: compiles that unit (`driver.units object`).
+#   link     the plan and every object: links the module (`driver.units link`).
+#   variant  variant.nix as before, given the link output (`run_variant --prebuilt-module`):
+#            the package, metadata.json, digest, ABI and import checks.
+#
+# Which sources are units is known here without the plan (this backend's [torch].src and
+# [kernel.*].src with a compiled extension), so evaluation builds nothing; the link refuses
+# a plan whose units differ. Objects are named <kernel>-<variant>-obj-<source, / as ->:
+# `kernel-builder build` counts them from Nix's output by that `-obj-`.
+#
+# Type: { pure; path; config; variant; backend; system; src; pythonSrc; toolchain; kernel; extraAttrs }
+#       -> the variant derivation (variant.nix), with passthru-like attrs plan, objects, link
+{ pure, path, config, variant, backend, system, src, pythonSrc, toolchain, kernel, extraAttrs ? { } }:
+let
+  inherit (builtins) concatMap elem filter foldl' head isString map match replaceStrings split;
+  unique = foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ];
+  inputs = pure.inputs.inputPaths config backend;
+  isCompiled = rel: match ".*\\.(c|cc|cpp|cxx|cu|hip|mm)" rel != null;
+  isPython = rel: match ("(.*/)?[^/]*\\.(" + builtins.concatStringsSep "|" config.pyext + ")") rel != null;
+  units = unique (filter isCompiled inputs.files);
+  names = unique (filter (f: f != "build.toml") inputs.files ++ config.placeholdersFor backend);
+
+  # `#include "x"` names of every unit: a compiled file that is included is a header too.
+  includesOf = rel:
+    let
+      lines = filter isString (split "\n" (builtins.readFile (path + "/${rel}")));
+      found = map (match "[[:space:]]*#[[:space:]]*include[[:space:]]*\"([^\"]+)\".*") lines;
+    in
+    map (m: baseNameOf (head m)) (filter (m: m != null) found);
+  included = unique (concatMap includesOf units);
+
+  root = toString path;
+  keep = pure.inputs.keepSource config backend;
+  # Every object's input: a header edit rebuilds every object of the backend, never fewer.
+  headers = builtins.path {
+    inherit path;
+    name = "${config.name}-${backend}-headers";
+    filter = p: type:
+      let rel = builtins.substring (builtins.stringLength root + 1) (-1) (toString p);
+      in keep rel type && (type == "directory" || (
+        rel != "build.toml" && !(isPython rel) && (!(isCompiled rel) || elem (baseNameOf rel) included)));
+  };
+
+  # A store name holds only [A-Za-z0-9+._?=-]: `/` becomes `-`, anything else `_`.
+  sanitize = rel: builtins.concatStringsSep "_"
+    (filter isString (split "[^A-Za-z0-9+._?=-]" (replaceStrings [ "/" ] [ "-" ] rel)));
+  # The driver's Python and the toolchain, as variant.nix has them; toolchain.env unchanged
+  # (a cross toolchain's settings reach every step).
+  common = toolchain.identity // toolchain.env // {
+    inherit system;
+    builder = toolchain.builder;
+    args = [ ./units-builder.sh ];
+    outputs = [ "out" ];
+    kernelBuilderPython = pythonSrc;
+    inherit (toolchain) driverPython toolchainPython;
+    toolchainProvider = toolchain.identity.toolchainProvider;
+    SOURCE_DATE_EPOCH = "315532800"; # as variant.nix
+  };
+  # The variant's build options (C++ dependencies, --cuda-capabilities) shape the commands;
+  # what only the assembly reads (the import check's switch and Python path) stays out of
+  # the plan, so changing them re-links nothing.
+  planAttrs = removeAttrs extraAttrs [ "noImportCheck" "KERNEL_BUILDER_IMPORT_PATH" ];
+  plan = derivation (planAttrs // common // {
+    name = "${config.name}-${variant}-plan";
+    step = "plan";
+    inherit variant;
+    buildToml = builtins.path { path = path + "/build.toml"; name = "build.toml"; };
+    sourceNames = names;
+    uniqueId = kernel.uniqueId;
+  });
+  objectOf = rel: derivation (common // {
+    name = "${config.name}-${variant}-obj-${sanitize rel}";
+    step = "object";
+    inherit plan headers;
+    unit = rel;
+    unitFile = builtins.path { path = path + "/${rel}"; name = sanitize (baseNameOf rel); };
+  });
+  objects = map objectOf units;
+  link = derivation (common // {
+    name = "${config.name}-${variant}-link";
+    step = "link";
+    inherit plan objects;
+  });
+in
+(import ./variant.nix {
+  inherit config variant backend system src pythonSrc toolchain kernel;
+  extraAttrs = extraAttrs // { prebuiltModule = link; };
+}) // { inherit plan objects link; }
