@@ -44,9 +44,18 @@ def _requests(path: str) -> tuple[str, dict[str, Any]]:
 
 def served_build_sets(path: Path | None = None) -> frozenset[tuple[str, str]]:
     """(system, build-set key) pairs the pinned toolchains can build: what ``list-variants``
-    calls ``local``. Empty when the lock cannot be read."""
+    calls ``local``, cross targets' pairs included (``("aarch64-linux", "torch2.13-cpu")``).
+    Empty when the lock cannot be read."""
     system, requests = _requests(str(path or lock_path()))
-    return frozenset((system, key) for key in requests.get("buildSets") or {})
+    native = frozenset((system, key) for key in requests.get("buildSets") or {})
+    # A cross target's build set is built here too, with the native environment of the
+    # same key running CMake (nix/toolchains/pinned.nix): both must be pinned.
+    cross = frozenset(
+        (target, key)
+        for target, spec in (requests.get("targets") or {}).items() if isinstance(spec, dict)
+        for key in spec.get("buildSets") or {} if (system, key) in native
+    )
+    return native | cross
 
 
 def torch_environments(path: Path | None = None) -> list[tuple[str, str, tuple[str, ...]]]:
