@@ -27,7 +27,19 @@ let
   config = pure.kernelConfig path;
   buildSets = pure.torchVersions.apply (args.torchVersions or null)
     (builtins.fromJSON (builtins.readFile (builderSrc.outPath + "/nix/build-sets.json")));
-  records = pure.variantRecords.records buildSets config.toml system;
+  # Arch variants of the systems the pinned toolchains cross-build here (requests.targets
+  # of nix/toolchain-lock.json: aarch64-linux on x86_64-linux) are this system's outputs
+  # too, as derivations of this system; noarch variants are listed once, above.
+  crossSystems =
+    if providerName == "pinned" && toolchainProvider == null
+    then builtins.filter (s: s != system) (builtins.attrNames ((import ../../toolchains/pinned/parts.nix { inherit system; }).lock.requests.targets or { }))
+    else [ ];
+  # Their build sets name the target system: the provider builds for it (pinned.nix).
+  crossRecords = builtins.concatMap
+    (s: map (r: r // { buildSets = map (bs: bs // { system = s; }) r.buildSets; })
+      (builtins.filter (r: r.kind != "noarch") (pure.variantRecords.records buildSets config.toml s)))
+    crossSystems;
+  records = pure.variantRecords.records buildSets config.toml system ++ crossRecords;
   providers = import ../../toolchains;
   # Pinned (hermetic) toolchains unless `kernel-builder build --toolchain host` recorded
   # this machine's toolchain in the builder input.
