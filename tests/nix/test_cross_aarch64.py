@@ -20,6 +20,7 @@ from nix_support import REPO, commit_all, copy_kernel
 pytestmark = pytest.mark.slow
 
 CROSS = "torch213-cxx11-cpu-aarch64-linux"
+CUDA = "torch213-cxx11-cu130-aarch64-linux"
 FLAKE = """{
   inputs.kernel-builder.url = "git+file://%s";
   outputs = { self, kernel-builder }:
@@ -60,9 +61,10 @@ def test_the_aarch64_variant_is_an_x86_64_derivation_listed_buildable(relu: Path
     table = json.loads(plain_nix("eval", "--json", "--no-write-lock-file", ".#legacyPackages.x86_64-linux.variantTable", cwd=relu).stdout)
     rows = {row["name"]: row for row in table}
     assert rows[CROSS]["buildable"], rows[CROSS]
+    assert rows[CUDA]["buildable"], rows[CUDA]
     # aarch64 variants with no pinned cross toolchain stay listed, with the reason
-    cuda = rows["torch213-cxx11-cu130-aarch64-linux"]
-    assert not cuda["buildable"] and "aarch64-linux" in cuda["reason"]
+    other = rows["torch212-cxx11-cpu-aarch64-linux"]
+    assert not other["buildable"] and "aarch64-linux" in other["reason"]
 
 
 def test_the_module_is_aarch64_manylinux_clean_and_names_no_store_path(built: Path) -> None:
@@ -75,6 +77,21 @@ def test_the_module_is_aarch64_manylinux_clean_and_names_no_store_path(built: Pa
             assert b"/nix/store/" not in path.read_bytes(), path
     metadata = json.loads((built / "metadata.json").read_text())
     assert metadata["backend"]["type"] == "cpu"
+
+
+@pytest.mark.timeout(1200)
+def test_the_cuda_variant_is_built_by_x86_64_nvcc_for_aarch64(relu: Path) -> None:
+    done = plain_nix("build", "--json", "--no-link", "-j", "1", "--cores", "2", "--no-write-lock-file",
+                     f".#redistributable.{CUDA}", cwd=relu)
+    assert done.returncode == 0, done.stderr[-5000:]
+    built = Path(json.loads(done.stdout)[0]["outputs"]["out"]) / CUDA
+    (module,) = built.glob("*.abi3.so")
+    header = subprocess.run(["readelf", "-h", str(module)], capture_output=True, text=True, check=True).stdout
+    assert "AArch64" in header
+    needed = subprocess.run(["readelf", "-d", str(module)], capture_output=True, text=True, check=True).stdout
+    assert "libcudart.so.13" in needed and "libtorch_cuda.so" in needed
+    assert b"/nix/store/" not in module.read_bytes()
+    assert json.loads((built / "metadata.json").read_text())["backend"]["archs"]
 
 
 @pytest.mark.timeout(1200)

@@ -36,6 +36,11 @@ endif()
 # machine without a GPU, which the sandbox is: the probe failed.
 set(run_result 1 CACHE STRING "")
 set(run_result__TRYRUN_OUTPUT "" CACHE STRING "")
+# The target's NVRTC, which torch's CUDA package links (the driver passes the build
+# Python's only when not cross-building).
+if(EXISTS "$sp/nvidia/cu13/lib/libnvrtc.so.13")
+  set(CUDA_nvrtc_LIBRARY "$sp/nvidia/cu13/lib/libnvrtc.so.13" CACHE FILEPATH "")
+endif()
 # The target's Python headers; the build Python (x86_64) only runs CMake's probes.
 set(Python3_INCLUDE_DIR "$cc/usr/include/python3.11" CACHE PATH "")
 CMAKE
