@@ -83,3 +83,12 @@ def test_the_driver_reads_its_cross_target(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setenv(TARGET_ENV, "aarch64")
     with pytest.raises(BuildError, match="not a Nix system"):
         target_platform()
+
+
+def test_an_unpinned_aarch64_build_set_says_what_the_lock_cross_builds() -> None:
+    from kernel_builder.toolchain.pinned.availability import why_not_pinned
+
+    reason = why_not_pinned("2.12", "cpu", None, "aarch64-linux", lock=LOCK)
+    assert "cross-builds aarch64-linux variants of torch2.13-cpu, torch2.13-cuda13.0 only" in reason
+    assert "requests.targets.aarch64-linux" in reason
+    assert "pins x86_64-linux toolchains only" in why_not_pinned("2.13", "cpu", None, "aarch64-darwin", lock=LOCK)
