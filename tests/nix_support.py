@@ -24,6 +24,11 @@ VENV_SITE = next(Path(p) for p in sys.path if p.endswith("site-packages"))
 PINNED_RELU_CPU = ["torch212-cxx11-cpu-x86_64-linux", "torch213-cxx11-cpu-x86_64-linux", "torch214-cxx11-cpu-x86_64-linux"]
 PINNED_RELU_CUDA = ["torch212-cxx11-cu130-x86_64-linux", "torch213-cxx11-cu130-x86_64-linux", "torch214-cxx11-cu130-x86_64-linux"]
 PINNED_RELU = sorted(PINNED_RELU_CPU + PINNED_RELU_CUDA)
+# aarch64-linux variants the pinned toolchains cross-build on x86_64 (issue 26): built,
+# but neither import-checked nor tested here (their module is for another machine).
+PINNED_RELU_CROSS_CPU = ["torch213-cxx11-cpu-aarch64-linux"]
+PINNED_RELU_CROSS_CUDA = ["torch213-cxx11-cu130-aarch64-linux"]
+PINNED_RELU_BUILT = sorted(PINNED_RELU + PINNED_RELU_CROSS_CPU + PINNED_RELU_CROSS_CUDA)
 
 FLAKE = """{
   inputs.kernel-builder.url = "path:%s";

@@ -18,6 +18,8 @@ let
 in
 if recorded == null then
   missing "no toolchain recorded; run `kernel-builder toolchain discover` (or build with `kernel-builder build`, which does)"
+else if (buildSet.system or system) != system then
+  missing "the host toolchain builds only ${system} variants, not ${buildSet.system} ones (the pinned toolchains cross-build them)"
 else if (recorded.system or system) != system then
   missing "the recorded toolchain is for ${recorded.system}, not ${system}"
 else if entry == null then

@@ -15,13 +15,77 @@
 { recorded ? null, system }:
 let
   parts = import ./pinned/parts.nix { inherit system; };
-  inherit (parts) lock pinnedSets runtime cc ccLink python driver envs cudas seed testSite;
+  inherit (parts) lock pinnedSets runtime cc ccLink python driver envs cudas seed testSite cross;
 
   missing = import ./unavailable.nix;
+
+  # A build set of another system (aarch64-linux) built here: an x86_64 derivation whose
+  # compiler, torch and glibc stubs are the target's (parts.cross), while CMake, Ninja and
+  # the build Python (its torch says the version and ABI) are the native environment of
+  # the same build set. CMAKE_TOOLCHAIN_FILE carries the cross settings to CMake, and
+  # KERNEL_BUILDER_TARGET_SYSTEM tells the driver which machine the module is for.
+  crossFor = buildSet: targetSystem: nativeName:
+    let
+      target = cross.${targetSystem} or null;
+      envName = if target == null then null else target.buildSets.${buildSet.key} or null;
+    in
+    if system != lock.system then
+      missing "the pinned toolchains are for ${lock.system}, not ${system}"
+    else if target == null then
+      missing "no pinned toolchain builds ${targetSystem} variants on ${system} (nix/toolchain-lock.json requests.targets: ${builtins.concatStringsSep ", " (builtins.attrNames cross)})"
+    else if envName == null then
+      missing "build set ${buildSet.key} is not pinned for ${targetSystem} in nix/toolchain-lock.json (requests.targets.${targetSystem}.buildSets: ${builtins.concatStringsSep ", " (builtins.attrNames target.buildSets)})"
+    else if nativeName == null then
+      missing "build set ${buildSet.key} is pinned for ${targetSystem} but not for ${system} (requests.buildSets), whose environment runs CMake for it"
+    else
+      let
+        native = envs.${nativeName};
+        env = target.envs.${envName};
+        # A CUDA build of the target's torch needs CUDA found even for CPU variants (as on
+        # x86_64): x86_64 nvcc, the target's CUDA libraries, the cross g++ as its host compiler.
+        cudaHome = target.cudaOf envName nativeName;
+        prefixMaps = builtins.concatStringsSep " " [
+          "-ffile-prefix-map=${env}=/kernel-builder/env"
+          "-ffile-prefix-map=${native}=/kernel-builder/build-env"
+          "-ffile-prefix-map=${target.cc}=/kernel-builder/cc"
+          "-ffile-prefix-map=${python}=/kernel-builder/python"
+        ] + (if cudaHome != null then " -ffile-prefix-map=${cudaHome}=/kernel-builder/cuda" else "");
+      in
+      {
+        available = true;
+        reason = "";
+        builder = "${runtime}/bin/bash";
+        driverPython = "${driver}/bin/python";
+        toolchainPython = "${native}/bin/python";
+        env = {
+          PATH = builtins.concatStringsSep ":" ([ "${target.ccLink}/bin" "${native}/bin" ]
+            ++ (if cudaHome != null then [ "${cudaHome}/bin" ] else [ ]) ++ [ "${runtime}/bin" ]);
+          CC = "${target.ccLink}/bin/gcc";
+          CXX = "${target.ccLink}/bin/g++";
+          CMAKE_TOOLCHAIN_FILE = "${env}/toolchain.cmake";
+          KERNEL_BUILDER_TARGET_SYSTEM = targetSystem;
+          KERNEL_BUILDER_PREFIX_MAPS = prefixMaps;
+          KERNEL_BUILDER_STRICT_MANYLINUX = "1";
+          sandboxShell = "${runtime}/bin/bash";
+        } // (if cudaHome != null then {
+          CUDA_HOME = cudaHome;
+          CUDAToolkit_ROOT = cudaHome;
+          CUDA_TOOLKIT_ROOT = cudaHome; # torch's FindCUDA, cross-compiling, reads this one
+          CUDAHOSTCXX = "${target.ccLink}/bin/g++";
+        } else { });
+        identity = { toolchainProvider = "pinned"; toolchainEnv = envName; toolchainTarget = targetSystem; };
+        parts = { inherit runtime python driver env seed; cc = target.cc; ccLink = target.ccLink; cuda = cudaHome; };
+        testSite = _: null;
+      };
 in
 buildSet:
-let envName = pinnedSets.${buildSet.key} or null; in
-if system != lock.system then
+let
+  envName = pinnedSets.${buildSet.key} or null;
+  targetSystem = buildSet.system or system;
+in
+if targetSystem != system then
+  crossFor buildSet targetSystem envName
+else if system != lock.system then
   missing "the pinned toolchains are for ${lock.system}, not ${system}"
 else if envName == null then
   missing "build set ${buildSet.key} is not in the toolchain lock nix/toolchain-lock.json (pinned: ${builtins.concatStringsSep ", " (builtins.attrNames pinnedSets)}); `kernel-builder list-variants` says where its torch is published and how to pin it"

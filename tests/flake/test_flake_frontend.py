@@ -64,6 +64,17 @@ class TestSelectVariants:
         with pytest.raises(ConfigError, match="no variant of this kernel has backend 'rocm'"):
             select_variants(TABLE, [], ["rocm"])
 
+    def test_system_filter_picks_that_systems_arch_variants(self) -> None:
+        cross = TABLE + parse_table([
+            {"name": "torch213-cxx11-cpu-aarch64-linux", "backend": "cpu", "bundle": True, "buildable": True, "reason": "", "buildSet": "torch2.13-cpu"},
+            {"name": "torch-cpu", "backend": "cpu", "bundle": True, "buildable": True, "reason": "", "buildSet": "torch2.13-cpu"},
+        ])
+        assert select_variants(cross, [], [], ["aarch64-linux"]) == (["torch213-cxx11-cpu-aarch64-linux"], [])
+        assert select_variants(cross, [], ["cuda"], ["x86_64-linux"]) == (["torch214-cxx11-cu130-x86_64-linux"], [])
+        with pytest.raises(ConfigError, match="no variant of this kernel is for system 'riscv64-linux'") as info:
+            select_variants(cross, [], [], ["riscv64-linux"])
+        assert info.value.hint.endswith("aarch64-linux, x86_64-linux")
+
 
 @pytest.mark.parametrize(("variants", "cpus", "expected"), [(1, 2, (1, 2)), (4, 2, (2, 1)), (3, 16, (3, 5)), (0, 4, (1, 4))])
 def test_default_jobs(variants: int, cpus: int, expected: tuple[int, int]) -> None:

@@ -20,7 +20,7 @@ import pytest
 from kernel_builder.flake import nix
 from kernel_builder.toolchain.pinned.lockfile import fixed_output_path, load_lock
 from nix_support import (
-    PINNED_RELU, PINNED_RELU_CPU, PINNED_RELU_CUDA, PYTHON, REPO, commit_all, copy_kernel, kernel_builder,
+    PINNED_RELU, PINNED_RELU_BUILT, PINNED_RELU_CPU, PINNED_RELU_CUDA, PYTHON, REPO, commit_all, copy_kernel, kernel_builder,
     run_with_kernels, salt_sources,
 )
 
@@ -178,13 +178,14 @@ def test_fetch_refuses_a_corrupted_artifact(tmp_path: Path, fetched: None) -> No
 
 @pytest.mark.timeout(2400)
 def test_plain_nix_run_builds_every_pinned_variant_in_the_sandbox(relu: Path) -> None:
-    """relu's six pinned x86_64 variants (torch 2.12, 2.13, 2.14 x cpu, cu130); each loads
+    """relu's six pinned x86_64 variants (torch 2.12, 2.13, 2.14 x cpu, cu130) and the two
+    cross-built aarch64 ones (test_cross_aarch64.py checks those); each x86_64 one loads
     with PyPI `kernels` on its own torch (the pinned environment's Python); the CPU ones run."""
     done = plain_nix("run", "-j", "2", "--cores", "1", "--no-write-lock-file", ".#build-variants", cwd=relu)
-    assert "copied 6 variant(s)" in done.stderr
-    assert sorted(p.name for p in (relu / "build").iterdir()) == ["CARD.md", *PINNED_RELU]
+    assert f"copied {len(PINNED_RELU_BUILT)} variant(s)" in done.stderr
+    assert sorted(p.name for p in (relu / "build").iterdir()) == ["CARD.md", *PINNED_RELU_BUILT]
     pythons = toolchain_pythons(relu)
-    assert sorted(pythons) == PINNED_RELU and all(p.startswith("/nix/store/") for p in pythons.values())
+    assert sorted(pythons) == PINNED_RELU_BUILT and all(p.startswith("/nix/store/") for p in pythons.values())
     for name in PINNED_RELU_CPU:
         metadata = json.loads((relu / "build" / name / "metadata.json").read_text())
         loaded = json.loads(run_with_kernels(pythons[name], LOAD_RELU.format(path=str(relu / "build" / name))).splitlines()[-1])

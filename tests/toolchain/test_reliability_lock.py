@@ -51,6 +51,14 @@ EDITS = {
     "group-string": (_set(("groups", "runtime"), "libc6"), "groups.runtime: expected an array of artifact keys, got a string"),
     "unknown-env": (_set(("requests", "buildSets", "torch2.13-cpu"), "torch9.9"), "requests.buildSets.torch2.13-cpu: unknown environment 'torch9.9'"),
     "schema-2": (_set(("schema",), 2), "schema: expected 1, got 2"),
+    "target-machine": (_set(("requests", "targets", "aarch64-linux", "machine"), "riscv64"),
+                       "requests.targets.aarch64-linux.machine: expected one of aarch64, got 'riscv64'"),
+    "target-unknown-env": (_set(("requests", "targets", "aarch64-linux", "buildSets", "torch2.13-cpu"), "torch9.9"),
+                           "requests.targets.aarch64-linux.buildSets.torch2.13-cpu: unknown environment 'torch9.9'"),
+    "target-not-native": (_set(("requests", "targets", "aarch64-linux", "buildSets", "torch9.9-cpu"), "torch2.13-aarch64"),
+                          "requests.targets.aarch64-linux.buildSets.torch9.9-cpu: torch9.9-cpu is not pinned for this system"),
+    "target-group": (_set(("requests", "targets", "aarch64-linux", "debianGroups"), ["cross-riscv"]),
+                     "requests.targets.aarch64-linux.debianGroups[0]: unknown group 'cross-riscv'"),
     "artifact-sha-number": (lambda d: _set(("artifacts", next(iter(d["artifacts"])), "sha256"), 5)(d), "sha256: expected a string, got a number"),
 }
 

@@ -27,7 +27,19 @@ let
   config = pure.kernelConfig path;
   buildSets = pure.torchVersions.apply (args.torchVersions or null)
     (builtins.fromJSON (builtins.readFile (builderSrc.outPath + "/nix/build-sets.json")));
-  records = pure.variantRecords.records buildSets config.toml system;
+  # Arch variants of the systems the pinned toolchains cross-build here (requests.targets
+  # of nix/toolchain-lock.json: aarch64-linux on x86_64-linux) are this system's outputs
+  # too, as derivations of this system; noarch variants are listed once, above.
+  crossSystems =
+    if providerName == "pinned" && toolchainProvider == null
+    then builtins.filter (s: s != system) (builtins.attrNames ((import ../../toolchains/pinned/parts.nix { inherit system; }).lock.requests.targets or { }))
+    else [ ];
+  # Their build sets name the target system: the provider builds for it (pinned.nix).
+  crossRecords = builtins.concatMap
+    (s: map (r: r // { crossTarget = s; buildSets = map (bs: bs // { system = s; }) r.buildSets; })
+      (builtins.filter (r: r.kind != "noarch") (pure.variantRecords.records buildSets config.toml s)))
+    crossSystems;
+  records = pure.variantRecords.records buildSets config.toml system ++ crossRecords;
   providers = import ../../toolchains;
   # Pinned (hermetic) toolchains unless `kernel-builder build --toolchain host` recorded
   # this machine's toolchain in the builder input.
@@ -77,6 +89,9 @@ let
     else { };
   variants = map withToolchain records;
   buildable = builtins.filter (v: v.toolchain.available) variants;
+  # The buildable variants this machine can also load: not the cross-built ones, whose
+  # import check and tests need the target machine (see docs/nix.md).
+  runnable = builtins.filter (v: !(v ? crossTarget)) buildable;
 
   # doGetKernelCheck = false: the one-variant build skips its import check (an attribute
   # only then, so the default derivations stay as they are).
@@ -120,7 +135,8 @@ let
   ci = import ./ci.nix {
     inherit config system shell;
     members = builtins.concatMap
-      (v: [ { name = v.name; drv = redistributable.${v.name}; } { name = "${v.name}-check"; drv = checks.${v.name}; } ]
+      (v: [ { name = v.name; drv = redistributable.${v.name}; } ]
+        ++ (if checks ? ${v.name} then [ { name = "${v.name}-check"; drv = checks.${v.name}; } ] else [ ])
         ++ (if kernelTests ? ${v.name} then [ { name = "${v.name}-tests"; drv = kernelTests.${v.name}.check; } ] else [ ]))
       buildable;
   };
@@ -133,7 +149,7 @@ let
       inherit (v) toolchain;
       testSite = testSiteOf v;
     })
-    buildable;
+    runnable;
   devShells = byName
     (mkVariantWith false {
       shellHook = ''
@@ -153,7 +169,7 @@ let
       pythonSrc = context.pythonFullSrc;
       importCheck = doGetKernelCheck;
     })
-    buildable;
+    runnable;
 
   # The kernel's tests/ against each buildable variant (kernel-tests.nix). `pkgs` of
   # pythonCheckInputs is the pinned kernel-test package set of nix/toolchain-lock.json.
@@ -188,7 +204,7 @@ let
       select = context.testSelect or null;
       testSite = testSiteOf v;
     })
-    (if hasTests then buildable else [ ]);
+    (if hasTests then runnable else [ ]);
   info = map
     (v: {
       inherit (v) name kind backend bundle;
@@ -235,9 +251,9 @@ in
     checkPackages = builtins.mapAttrs (_: p: p.keys) checkPackages;
   };
   devShells = {
-    ${system} = devShells // (if buildable == [ ] then { } else {
-      default = devShells.${(builtins.head buildable).name};
-      test = testShells.${(builtins.head buildable).name};
+    ${system} = devShells // (if runnable == [ ] then { } else {
+      default = devShells.${(builtins.head runnable).name};
+      test = testShells.${(builtins.head runnable).name};
     });
   };
   checks = { ${system} = checks // builtins.listToAttrs (map

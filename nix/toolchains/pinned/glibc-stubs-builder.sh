@@ -5,11 +5,13 @@
 # the sysroot's, naming the stubs (and, as needed, the libraries that glibc 2.34 merged
 # into libc, so code written for a newer glibc still links without -lpthread/-ldl); the
 # sysroot's libc_nonshared.a and libmvec stay. bin/ holds the compiler wrappers and
-# links to the rest of $cc/bin.
+# links to the rest of $cc/bin. One script for every target: $triple (x86_64-linux-gnu, or
+# aarch64-linux-gnu for the cross compiler), its ld.so $ldSo, BFD format $ldFormat, the
+# sysroot's library directory $sysrootLib and glibc's first symbol version $baseVersion.
 source "$libSh"
 lib="$out/lib" share="$out/share/glibc-$glibcVersion"
 mkdir -p "$lib" "$share" "$out/bin" "$out/libexec" stubs
-"$python/usr/bin/python3.11" "$generator" "$ziglang" x86_64-linux-gnu "$glibcVersion" stubs
+"$python/usr/bin/python3.11" "$generator" "$ziglang" "$triple" "$glibcVersion" stubs
 cp stubs/missing.txt "$share/missing.txt"
 for source in stubs/*.s; do
   soname=${source##*/}
@@ -18,15 +20,21 @@ for source in stubs/*.s; do
   "$cc/bin/ld" -shared --build-id=none -soname "$soname" --version-script "stubs/$soname.map" \
     -o "$lib/$soname" "stubs/$soname.o"
 done
-sysroot="$cc/usr/lib/x86_64-linux-gnu"
+sysroot="$cc/$sysrootLib"
 merged=""
-for soname in ld-linux-x86-64.so.2 libpthread.so.0 libdl.so.2 librt.so.1 libutil.so.1 libresolv.so.2; do
+for soname in "$ldSo" libpthread.so.0 libdl.so.2 librt.so.1 libutil.so.1 libresolv.so.2; do
   merged="$merged $lib/$soname"
 done
-printf '/* GNU ld script: glibc %s link stubs */\nOUTPUT_FORMAT(elf64-x86-64)\nGROUP ( %s %s AS_NEEDED (%s ) )\n' \
-  "$glibcVersion" "$lib/libc.so.6" "$sysroot/libc_nonshared.a" "$merged" > "$lib/libc.so"
-printf '/* GNU ld script: glibc %s link stubs */\nOUTPUT_FORMAT(elf64-x86-64)\nGROUP ( %s AS_NEEDED ( %s ) )\n' \
-  "$glibcVersion" "$lib/libm.so.6" "$sysroot/libmvec.so" > "$lib/libm.so"
+printf '/* GNU ld script: glibc %s link stubs */\nOUTPUT_FORMAT(%s)\nGROUP ( %s %s AS_NEEDED (%s ) )\n' \
+  "$glibcVersion" "$ldFormat" "$lib/libc.so.6" "$sysroot/libc_nonshared.a" "$merged" > "$lib/libc.so"
+# libmvec: x86_64's glibc has it; aarch64's only from glibc 2.38 on (none in the sysroot).
+if [ -e "$sysroot/libmvec.so" ]; then
+  printf '/* GNU ld script: glibc %s link stubs */\nOUTPUT_FORMAT(%s)\nGROUP ( %s AS_NEEDED ( %s ) )\n' \
+    "$glibcVersion" "$ldFormat" "$lib/libm.so.6" "$sysroot/libmvec.so" > "$lib/libm.so"
+else
+  printf '/* GNU ld script: glibc %s link stubs */\nOUTPUT_FORMAT(%s)\nGROUP ( %s )\n' \
+    "$glibcVersion" "$ldFormat" "$lib/libm.so.6" > "$lib/libm.so"
+fi
 for soname in libpthread.so.0 libdl.so.2 librt.so.1 libutil.so.1 libresolv.so.2; do
   ln -s "$soname" "$lib/${soname%.so.*}.so"
 done
@@ -39,7 +47,7 @@ chmod +x "$out/libexec/check-glibc-link"
 for tool in "$cc"/bin/*; do
   name=${tool##*/}
   case $name in
-    gcc|g++|cc|c++|x86_64-linux-gnu-gcc|x86_64-linux-gnu-g++)
+    gcc|g++|cc|c++|"$triple-gcc"|"$triple-g++")
       fill "$wrapper" "$name" > "$out/bin/$name"
       chmod +x "$out/bin/$name" ;;
     *) ln -s "$tool" "$out/bin/$name" ;;
@@ -54,8 +62,8 @@ int probe(void) { pthread_t t; pthread_create(&t, 0, run, 0); return dlsym(RTLD_
 C
 "$out/bin/gcc" -shared -fPIC -O1 probe.c -o probe.so
 "$cc/bin/readelf" --dyn-syms -W probe.so > probe.syms
-grep -q 'UND dlsym@GLIBC_2.2.5' probe.syms
-grep -q 'UND pthread_create@GLIBC_2.2.5' probe.syms
+grep -q "UND dlsym@GLIBC_$baseVersion" probe.syms
+grep -q "UND pthread_create@GLIBC_$baseVersion" probe.syms
 printf '#include <sys/stat.h>\nint probe(const char *p) { struct stat s; return stat(p, &s); }\n' > refused.c
 if "$out/bin/gcc" -shared -fPIC refused.c -o refused.so 2> refused.log || ! grep -q "'stat'" refused.log; then
   cat refused.log

@@ -46,6 +46,16 @@ SONAMES = {
         "util": "libutil.so.1",
         "resolv": "libresolv.so.2",
     },
+    "aarch64-linux-gnu": {
+        "c": "libc.so.6",
+        "m": "libm.so.6",
+        "ld": "ld-linux-aarch64.so.1",
+        "pthread": "libpthread.so.0",
+        "dl": "libdl.so.2",
+        "rt": "librt.so.1",
+        "util": "libutil.so.1",
+        "resolv": "libresolv.so.2",
+    },
 }
 
 

@@ -1,7 +1,7 @@
 # The pinned toolchain's derivations, built from nix/toolchain-lock.json (see pinned.nix
 # for the picture). Shared by the provider and the kernel-builder CLI package.
 #
-# Type: { system } -> { lock; seed; runtime; cc; ccLink; python; driver; cli; envs; cudas; checkPackages; testSite; wheelHeaders; importCheckPaths }
+# Type: { system } -> { lock; seed; runtime; cc; ccLink; python; driver; cli; envs; cudas; cross; checkPackages; testSite; wheelHeaders; importCheckPaths }
 { system }:
 let
   # The schema this library reads; another one (a lock from a newer or older kernel-builder,
@@ -73,13 +73,23 @@ let
   # generated from the ziglang wheel's symbol lists), programs against the sysroot's glibc.
   # Link-time only: nothing built here loads the stubs. See docs/nix.md.
   glibcVersion = "2.28";
-  ccLink = mkBuilt "kb-cc-gcc12-glibc${glibcVersion}" ./glibc-stubs-builder.sh {
-    inherit cc python glibcVersion;
+  # What the stubs builder needs to know of each machine: its GNU triple, its ld.so, the
+  # BFD format of its linker scripts, glibc's first symbol version there (what the self-test
+  # expects dlsym to bind to), and where its sysroot keeps glibc's libraries (the native
+  # sysroot's multiarch directory; the cross packages' usr/<triple>/lib).
+  machines = {
+    x86_64 = { triple = "x86_64-linux-gnu"; ldSo = "ld-linux-x86-64.so.2"; ldFormat = "elf64-x86-64"; baseVersion = "2.2.5"; sysrootLib = "usr/lib/x86_64-linux-gnu"; };
+    aarch64 = { triple = "aarch64-linux-gnu"; ldSo = "ld-linux-aarch64.so.1"; ldFormat = "elf64-littleaarch64"; baseVersion = "2.17"; sysrootLib = "usr/aarch64-linux-gnu/lib"; cudaTarget = "sbsa-linux"; };
+  };
+  mkLink = name: compiler: machine: mkBuilt name ./glibc-stubs-builder.sh ({
+    inherit python glibcVersion;
+    cc = compiler;
     ziglang = builtins.head (group "env:glibc-stubs");
     generator = ./glibc-stubs.py;
     wrapper = ./glibc-link-wrapper.sh;
     checkScript = ./check-glibc-link.sh;
-  };
+  } // machines.${machine});
+  ccLink = mkLink "kb-cc-gcc12-glibc${glibcVersion}" cc "x86_64";
   pip = builtins.head (group "env:installer");
   mkEnvOf = name: groupName: mkBuilt name ./env-builder.sh {
     inherit python pip;
@@ -90,6 +100,7 @@ let
   cli = mkEnv "cli";
   envNames = builtins.attrNames (builtins.listToAttrs (map (n: { name = n; value = null; }) (builtins.attrValues pinnedSets)));
   envs = builtins.listToAttrs (map (name: { inherit name; value = mkEnv name; }) envNames);
+  pinnedEnvs = envs;
 
   sitePackages = env: "${env}/lib/python3.11/site-packages";
   cudaOf = envName:
@@ -99,6 +110,47 @@ let
       wheelCuda = "${sitePackages envs.${envName}}/nvidia/cu${builtins.head (builtins.splitVersion version)}";
     };
   cudas = builtins.listToAttrs (map (name: { inherit name; value = cudaOf name; }) envNames);
+
+  # Cross targets (`requests.targets.<system>`, e.g. aarch64-linux): x86_64 programs that
+  # make the target's modules. Per target: the cross compiler (its Debian groups), the same
+  # compiler linking against that machine's glibc 2.28 stubs, and each environment (the
+  # target's torch, unpacked, with a CMake toolchain file). See docs/nix.md.
+  crossOf = targetSystem: target:
+    let
+      machine = machines.${target.machine};
+      crossCc = mkBuilt "kb-cc-gcc12-${machine.triple}" ./cross-cc-builder.sh {
+        inherit (machine) triple;
+        crossDebs = builtins.concatMap group target.debianGroups;
+      };
+      crossLink = mkLink "kb-cc-gcc12-${machine.triple}-glibc${glibcVersion}" crossCc target.machine;
+      crossEnv = name: mkBuilt "kb-env-${name}" ./cross-env-builder.sh {
+        inherit python pip;
+        inherit (machine) triple;
+        inherit (target) machine;
+        cc = crossCc;
+        ccLink = crossLink;
+        wheels = group "env:${name}";
+      };
+      envs = builtins.mapAttrs (name: _: crossEnv name) target.environments;
+      # The CUDA home of a cross environment (`requests.targets.<system>.cuda`): this
+      # machine's nvcc (from the native environment `nativeName`) with the target's CUDA
+      # headers and libraries; null when the environment has no CUDA.
+      cudaOf = name: nativeName:
+        let version = (target.cuda or { }).${name} or null; in
+        if version == null then null
+        else mkBuilt "kb-cuda${version}-${machine.triple}" ./cuda-builder.sh {
+          wheelCuda = "${sitePackages envs.${name}}/nvidia/cu${builtins.head (builtins.splitVersion version)}";
+          hostCuda = "${sitePackages pinnedEnvs.${nativeName}}/nvidia/cu${builtins.head (builtins.splitVersion version)}";
+          cudaTarget = machine.cudaTarget;
+        };
+    in
+    {
+      inherit targetSystem envs cudaOf;
+      cc = crossCc;
+      ccLink = crossLink;
+      buildSets = target.buildSets;
+    };
+  cross = builtins.mapAttrs crossOf (lock.requests.targets or { });
 
   # The kernel-test package set (requests.python.test; `pkgs` of a kernel flake's
   # pythonCheckInputs): one value per name, the group of wheels it needs (its own and its
@@ -149,5 +201,5 @@ let
 
 in
 {
-  inherit lock pinnedSets seed runtime cc ccLink python driver cli envs cudas checkPackages testSite wheelHeaders importCheckPaths;
+  inherit lock pinnedSets seed runtime cc ccLink python driver cli envs cudas cross checkPackages testSite wheelHeaders importCheckPaths;
 }

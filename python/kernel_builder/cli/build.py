@@ -28,6 +28,7 @@ __all__ = ["build"]
 @click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--variant", "variants", multiple=True, metavar="NAME", help="Build only this variant (repeatable).")
 @click.option("--backend", "backends", multiple=True, metavar="NAME", help="Build only variants of this backend (repeatable).")
+@click.option("--system", "systems", multiple=True, metavar="SYSTEM", help="Build only the arch variants of this Nix system (repeatable); aarch64-linux ones are cross-built on x86_64-linux.")
 @click.option("-j", "--max-jobs", "max_jobs", type=click.IntRange(min=0), help="Variants built at once on this machine (default: one per CPU, at most the number of variants; 0 = only on --builders). --local builds one at a time.")
 @click.option("--cores", type=click.IntRange(min=1), help="Compile jobs each variant build may use (default: CPUs / jobs; with --local: all CPUs).")
 @click.option("-L", "--print-build-logs", "print_build_logs", is_flag=True, help="Stream every variant's build log to stderr.")
@@ -101,6 +102,7 @@ def build(
     trusted_keys: tuple[str, ...],
     cuda_capabilities: str | None = None,
     clean: bool = False,
+    systems: tuple[str, ...] = (),
 ) -> None:
     """Build the variants of the kernel in DIRECTORY (default: .) into DIRECTORY/build.
 
@@ -113,6 +115,7 @@ def build(
       kernel-builder build examples/relu --toolchain host
       kernel-builder build examples/relu --backend cpu -j 2
       kernel-builder build examples/relu --variant torch213-cxx11-cpu-x86_64-linux -L
+      kernel-builder build examples/relu --system aarch64-linux
       kernel-builder build . --builders 'ssh://builder x86_64-linux - 8'
       NIX_SSHOPTS='-p 2222 -i ~/.ssh/id_builder' kernel-builder build . -j 0 \
           --builders 'ssh://root@builder x86_64-linux /root/.ssh/id_builder 4'
@@ -132,6 +135,9 @@ def build(
     if narrow:
         output.note(f"note: --cuda-capabilities {','.join(narrow)}: the CUDA variants build only these archs; "
                     "`upload` refuses this tree unless --force")
+    if local and systems:
+        raise ConfigError("--system selects variants of the Nix build; --local builds for this machine only",
+                          hint="drop --local to cross-build another system's variants")
     if local:
         if max_jobs is not None and max_jobs > 1:
             output.note(f"note: --local builds one variant at a time; -j {max_jobs} has no effect (--cores sets the compile jobs)")
@@ -156,7 +162,7 @@ def build(
     cache = cache_settings(caches, trusted_keys)
     flake_build.nix.check_builders(builders, 1 if max_jobs is None else max_jobs, caches=bool(caches))
     flake = flake_build.open_kernel_flake(kernel_dir, extra_pythons, toolchain, cuda_capabilities=narrow)
-    selected, notes = select_variants(flake.table, variants, backends)
+    selected, notes = select_variants(flake.table, variants, backends, systems)
     for note in notes:
         output.note(f"skip {note}")
     if not selected:

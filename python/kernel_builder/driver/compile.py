@@ -96,7 +96,9 @@ def configure_args(plan: CompilePlan, toolchain: Toolchain, project: Path, build
             f"-DCUDAToolkit_ROOT={cuda.home}",
             f"-DCUDA_TOOLKIT_ROOT_DIR={cuda.home}",
         ]
-        if toolchain.nvrtc:
+        # Cross-building, the build Python's NVRTC is of the wrong machine: the cross
+        # toolchain's CMake file names the target's.
+        if toolchain.nvrtc and not os.environ.get("KERNEL_BUILDER_TARGET_SYSTEM"):
             args.append(f"-DCUDA_nvrtc_LIBRARY={toolchain.nvrtc[0]}")
     return args
 

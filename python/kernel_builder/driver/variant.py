@@ -33,6 +33,7 @@ from kernel_builder.driver.ops_id import ops_identifier, unique_id
 from kernel_builder.driver.scratch import Scratch, build_dir, scratch_dir
 from kernel_builder.pyenv import Toolchain, probe_cuda, probe_toolchain
 from kernel_builder.variants.compat import buildable, compilable_here
+from kernel_builder.variants.host import Platform
 from kernel_builder.variants.names import Kind, Variant, parse
 from kernel_builder.variants.system import toolchain_system
 
@@ -55,9 +56,27 @@ class VariantResult:
     notes: tuple[str, ...] = ()
 
 
+# Set by the pinned cross toolchains (nix/toolchains/pinned.nix): the system the module is
+# for when it is not this machine's (aarch64-linux, built on x86_64-linux).
+TARGET_ENV = "KERNEL_BUILDER_TARGET_SYSTEM"
+
+
+def target_platform() -> Platform | None:
+    """The machine a cross toolchain builds for (``$KERNEL_BUILDER_TARGET_SYSTEM``); None
+    when the module is for this machine."""
+    value = os.environ.get(TARGET_ENV, "")
+    cpu, _, os_name = value.partition("-")
+    if not value:
+        return None
+    if not cpu or not os_name:
+        raise BuildError(f"${TARGET_ENV}={value!r} is not a Nix system", hint="expected e.g. aarch64-linux")
+    return Platform(cpu, os_name)
+
+
 def _check_toolchain(variant: Variant, toolchain: Toolchain) -> None:
-    """Refuse a toolchain that cannot build ``variant`` (``variants.compat.buildable``)."""
-    fit = buildable(variant, toolchain_system(toolchain))
+    """Refuse a toolchain that cannot build ``variant`` (``variants.compat.buildable``);
+    a cross toolchain builds for its target, with the build Python's torch."""
+    fit = buildable(variant, toolchain_system(toolchain, target_platform()))
     if not fit:
         raise BuildError(
             f"variant {variant} cannot be built with the toolchain Python {toolchain.python} "
@@ -134,6 +153,11 @@ def build_variant(
     clean_stale_staging(out)  # left by a killed build
     staged = staging_dir(out, variant.name)
     importer = None
+    target = target_platform()
+    if target is not None and import_check:
+        # This machine's Python cannot load a module of another machine.
+        log.warning(f"{variant}: no import check: the module is for {target.system} (cross-built)")
+        import_check = False
     try:
         if import_check:
             importer = start_import_check(toolchain_python)  # imports torch while we compile

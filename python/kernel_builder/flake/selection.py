@@ -30,14 +30,24 @@ def default_jobs(n_variants: int, cpus: int | None = None) -> tuple[int, int]:
 
 
 def select_variants(
-    table: Sequence[VariantEntry], variants: Sequence[str], backends: Sequence[str]
+    table: Sequence[VariantEntry], variants: Sequence[str], backends: Sequence[str], systems: Sequence[str] = ()
 ) -> tuple[list[str], list[str]]:
     """Pick variants from the flake's variant table: ``(selected, skip notes)``.
 
     Explicit ``variants`` must exist and be buildable here (else ``ConfigError`` naming the
-    reason); otherwise every bundle variant of the chosen ``backends`` that has a
-    toolchain, with a note for each one that has none.
+    reason); otherwise every bundle variant of the chosen ``backends`` (and, given
+    ``systems``, only the arch variants of those Nix systems: ``aarch64-linux`` ones are
+    cross-built on x86_64) that has a toolchain, with a note for each one that has none.
     """
+    known_systems = {entry.name.split("-", 3)[3] for entry in table if entry.name.count("-") >= 3}
+    for system in systems:
+        if system not in known_systems:
+            raise ConfigError(
+                f"no variant of this kernel is for system {system!r}",
+                hint="systems of this kernel's arch variants: " + ", ".join(sorted(known_systems)),
+            )
+    if systems:
+        table = [entry for entry in table if any(entry.name.endswith(f"-{s}") for s in systems)]
     by_name = {entry.name: entry for entry in table}
     for name in variants:
         if name not in by_name:

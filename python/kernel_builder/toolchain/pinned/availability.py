@@ -13,10 +13,10 @@ one remedy is to pin it with ``kernel-builder toolchain lock`` where its index i
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from kernel_builder.toolchain.pinned.lockrequests import lock_facts
+from kernel_builder.toolchain.pinned.lockrequests import cross_build_sets, lock_facts
 
 __all__ = ["PYTORCH_INDEX", "torch_index", "unpinned_reason", "why_not_pinned"]
 
@@ -47,6 +47,7 @@ def unpinned_reason(
     *,
     lock_system: str,
     pypi_cuda: Mapping[str, str],
+    cross: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """Why the build set (``torch``, ``backend``, ``backend_version``) on ``system`` has no
     pinned toolchain: ``pypi_cuda`` maps each pinned torch (``2.13``) to the CUDA version of
@@ -54,6 +55,13 @@ def unpinned_reason(
     PyPI under another CUDA version."""
     if not lock_system:
         return "no pinned toolchain: the toolchain lock (nix/toolchain-lock.json or $KERNEL_BUILDER_TOOLCHAIN_LOCK) cannot be read"
+    targets = cross or {}
+    if system != lock_system and system in targets:
+        return (
+            f"no pinned toolchain for this build set on {system}: the toolchain lock cross-builds {system} variants "
+            f"of {', '.join(sorted(targets[system])) or 'no build set'} only; add an environment with the {system} "
+            f"torch to requests.targets.{system} (docs/nix.md, aarch64-linux variants) and run `kernel-builder toolchain lock`"
+        )
     if system != lock_system:
         return (
             f"no pinned toolchain for {system}: the toolchain lock (nix/toolchain-lock.json) pins {lock_system} "
@@ -77,4 +85,5 @@ def why_not_pinned(
     """``unpinned_reason`` with the facts of the toolchain lock at ``lock`` (default: the
     one ``$KERNEL_BUILDER_TOOLCHAIN_LOCK`` or kernel-builder names)."""
     lock_system, pypi_cuda = lock_facts(lock)
-    return unpinned_reason(torch, backend, backend_version, system, lock_system=lock_system, pypi_cuda=pypi_cuda)
+    return unpinned_reason(torch, backend, backend_version, system, lock_system=lock_system, pypi_cuda=pypi_cuda,
+                           cross=cross_build_sets(lock))

@@ -14,17 +14,38 @@ from pathlib import Path
 from kernel_builder import _children
 from kernel_builder.errors import ConfigError
 
-__all__ = ["extract_seed", "nar_sha256", "pip_platform_args", "run_tool", "seed_nar_hash"]
-
-# manylinux_2_28 and older: what the pinned sysroot's glibc promise allows a wheel to need.
-_MANYLINUX = [f"manylinux_2_{v}_x86_64" for v in range(28, 4, -1)] + ["manylinux2014_x86_64", "manylinux2010_x86_64", "manylinux1_x86_64"]
+__all__ = ["apt_arch_args", "extract_seed", "nar_sha256", "pip_platform_args", "run_tool", "seed_nar_hash", "wheel_machine"]
 
 
-def pip_platform_args(python: str = "3.11") -> list[str]:
+def _manylinux(machine: str) -> list[str]:
+    """manylinux_2_28 and older: what the pinned sysroot's glibc promise allows a wheel to need."""
+    legacy = ["manylinux2014"] + (["manylinux2010", "manylinux1"] if machine == "x86_64" else [])
+    return [f"manylinux_2_{v}_{machine}" for v in range(28, 4 if machine == "x86_64" else 16, -1)] + [f"{t}_{machine}" for t in legacy]
+
+
+def pip_platform_args(python: str = "3.11", machine: str = "x86_64") -> list[str]:
+    """pip's options for CPython ``python`` wheels on manylinux_2_28 ``machine`` (x86_64,
+    or aarch64 for the cross targets' environments)."""
     args = ["--only-binary=:all:", "--python-version", python, "--implementation", "cp"]
-    for tag in _MANYLINUX:
+    for tag in _manylinux(machine):
         args += ["--platform", tag]
     return args
+
+
+def wheel_machine(file: str) -> str:
+    """The machine a wheel file is for: ``aarch64`` when its platform tag says so, else x86_64
+    (pure-Python wheels fit both)."""
+    return "aarch64" if file.endswith("_aarch64.whl") else "x86_64"
+
+
+def apt_arch_args(names: list[str]) -> list[str]:
+    """apt options that make the foreign architectures of ``names`` (``libc6:arm64``) known
+    for this one call, without adding them to dpkg's configuration; their package lists come
+    from ``apt-get update`` with the same options (see docs/nix.md)."""
+    foreign = sorted({n.split(":", 1)[1].split("=", 1)[0] for n in names if ":" in n})
+    if not foreign:
+        return []
+    return ["-o", "APT::Architectures::=amd64", *(arg for arch in foreign for arg in ("-o", f"APT::Architectures::={arch}"))]
 
 
 def run_tool(argv: list[str], what: str, *, cwd: Path | None = None, hint: str | None = None) -> str:

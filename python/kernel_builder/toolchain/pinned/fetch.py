@@ -25,7 +25,7 @@ from filelock import FileLock, Timeout
 
 from kernel_builder.errors import ConfigError, NixError
 from kernel_builder.flake.nix import invalid_paths, run_nix
-from kernel_builder.toolchain.pinned.clients import extract_seed, nar_sha256, pip_platform_args, run_tool
+from kernel_builder.toolchain.pinned.clients import apt_arch_args, extract_seed, nar_sha256, pip_platform_args, run_tool, wheel_machine
 from kernel_builder.toolchain.pinned.lockfile import Artifact, Seed, ToolchainLock
 from kernel_builder.toolchain.pinned.roots import register_roots
 from kernel_builder.toolchain.state import clean_stale_scratch, scratch_dir, state_dir
@@ -83,11 +83,14 @@ def download_debs(artifacts: list[Artifact], into: Path) -> dict[str, Path]:
     if not artifacts:
         return {}
     into.mkdir(parents=True, exist_ok=True)
-    run_tool(["apt-get", "download", "-q", *[f"{a.name}={a.version}" for a in artifacts]], "apt-get download",
-             cwd=into, hint=_REACH)
+    names = [a.name for a in artifacts]
+    run_tool(["apt-get", *apt_arch_args(names), "download", "-q", *[f"{a.name}={a.version}" for a in artifacts]],
+             "apt-get download", cwd=into, hint=_REACH)
     files = {}
     for artifact in artifacts:
-        candidates = list(into.glob(f"{artifact.name}_*.deb"))
+        package, _, arch = artifact.name.partition(":")  # libc6:arm64 -> libc6_*_arm64.deb
+        ends = (f"_{arch}.deb",) if arch else ("_amd64.deb", "_all.deb")
+        candidates = [p for p in into.glob(f"{package}_*.deb") if p.name.endswith(ends)]
         if len(candidates) != 1:
             raise ConfigError(f"apt-get download {artifact.name}={artifact.version} left {[p.name for p in candidates]}")
         files[artifact.key] = candidates[0]
@@ -107,8 +110,10 @@ def _download_wheels(artifacts: list[Artifact], into: Path, python: str) -> dict
             batches.append(batch := [])
         batch.append(artifact)
     for batch in batches:
-        run_tool(["python3", "-m", "pip", "download", "--no-deps", "--quiet", "--disable-pip-version-check", "-d", str(into),
-                  *pip_platform_args(python), *[f"{a.name}==={a.version}" for a in batch]], "pip download", cwd=into, hint=_REACH)
+        for machine in sorted({wheel_machine(a.file) for a in batch}):  # an aarch64 wheel needs aarch64 tags
+            run_tool(["python3", "-m", "pip", "download", "--no-deps", "--quiet", "--disable-pip-version-check", "-d", str(into),
+                      *pip_platform_args(python, machine), *[f"{a.name}==={a.version}" for a in batch if wheel_machine(a.file) == machine]],
+                     "pip download", cwd=into, hint=_REACH)
     files = {}
     by_name = {p.name.replace("%2B", "+"): p for p in into.iterdir() if p.is_file()}
     for artifact in artifacts:

@@ -111,11 +111,17 @@ class ToolchainLock:
                 hint="pinned build sets: " + ", ".join(sorted(self.build_sets)),
             ) from None
 
+    def cross_environments_of(self, build_set: str) -> list[tuple[str, str]]:
+        """(target system, environment) of each cross target that pins ``build_set``."""
+        targets = self.requests.get("targets") or {}
+        return [(system, t["buildSets"][build_set]) for system, t in targets.items() if build_set in t["buildSets"]]
+
     def artifacts_for(self, build_sets: list[str] | None = None) -> list[Artifact]:
         """Every artifact the given build sets need (all pinned sets when ``None``), in lock order.
 
         Each build set needs the common groups (seed, runtime, compiler, sysroot, python,
-        tools, the ``COMMON_ENVIRONMENTS``) plus its own Python environment;
+        tools, the cross compilers, the ``COMMON_ENVIRONMENTS``) plus its own Python
+        environment and the cross targets' environments for it (``requests.targets``);
         ``None`` means every group of the lock.
         """
         if build_sets is None:  # everything, the CLI package's environment included
@@ -125,11 +131,15 @@ class ToolchainLock:
             chosen = build_sets
             wanted = [g for g in self.groups if not g.startswith("env:")] + [f"env:{e}" for e in COMMON_ENVIRONMENTS]
         for key in chosen:
-            env = f"env:{self.environment_of(key)}"
-            if env not in self.groups:  # requested but never resolved: fetching nothing would pass silently
-                raise _fail(self.path, f"requests.buildSets.{key}: environment {env[4:]!r} has no resolved artifacts (no groups.{env})")
-            if env not in wanted:
-                wanted.append(env)
+            envs = [("requests.buildSets", self.environment_of(key))] + [
+                (f"requests.targets.{system}.buildSets", env) for system, env in self.cross_environments_of(key)
+            ]
+            for where, name in envs:  # the cross targets' environment of the same key too
+                env = f"env:{name}"
+                if env not in self.groups:  # requested but never resolved: fetching nothing would pass silently
+                    raise _fail(self.path, f"{where}.{key}: environment {name!r} has no resolved artifacts (no groups.{env})")
+                if env not in wanted:
+                    wanted.append(env)
         keys: list[str] = []
         for group in wanted:
             for key in self.groups.get(group, ()):
@@ -241,7 +251,34 @@ def _requests(path: Path, raw: object, groups: dict[str, tuple[str, ...]]) -> di
         if env not in environments:
             raise _fail(path, f"requests.buildSets.{key}: unknown environment {env!r} "
                         f"(requests.python.environments has {', '.join(sorted(environments)) or 'none'})")
+    _targets(path, requests.get("targets", {}), requests)
     return requests
+
+
+_MACHINES = ("aarch64",)  # what nix/toolchains/pinned/parts.nix (`machines`) can cross-build for
+
+
+def _targets(path: Path, raw: object, requests: dict[str, Any]) -> None:
+    """``requests.targets``: per cross target system, its machine, Debian groups, torch
+    environments and the build sets they serve (which must be pinned natively too)."""
+    groups = (requests.get("debian") or {}).get("groups") or {}
+    for system, target in _expect(path, "requests.targets", raw, dict, "an object {system: target}").items():
+        where = f"requests.targets.{system}"
+        target = _expect(path, where, target, dict, "an object {machine, gnu, debianGroups, environments, buildSets}")
+        machine = _expect(path, f"{where}.machine", target.get("machine"), str, "a machine name")
+        if machine not in _MACHINES:
+            raise _fail(path, f"{where}.machine: expected one of {', '.join(_MACHINES)}, got {machine!r}")
+        _expect(path, f"{where}.gnu", target.get("gnu"), str, "a GNU triple such as aarch64-linux-gnu")
+        for i, group in enumerate(_expect(path, f"{where}.debianGroups", target.get("debianGroups"), list, "an array of group names")):
+            if group not in groups:
+                raise _fail(path, f"{where}.debianGroups[{i}]: unknown group {group!r} (requests.debian.groups has {', '.join(sorted(groups))})")
+        environments = _expect(path, f"{where}.environments", target.get("environments"), dict, "an object {environment: requirements}")
+        for key, env in _expect(path, f"{where}.buildSets", target.get("buildSets"), dict, "an object {build set: environment}").items():
+            if env not in environments:
+                raise _fail(path, f"{where}.buildSets.{key}: unknown environment {env!r} ({where}.environments has {', '.join(sorted(environments)) or 'none'})")
+            if key not in (requests.get("buildSets") or {}):
+                raise _fail(path, f"{where}.buildSets.{key}: {key} is not pinned for this system (requests.buildSets), "
+                            "whose environment runs CMake for the cross build", hint=f"add {key} to requests.buildSets, or remove it here; then {_FIX}")
 
 
 def load_lock(path: Path | None = None) -> ToolchainLock:

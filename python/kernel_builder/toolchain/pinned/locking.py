@@ -25,7 +25,7 @@ from urllib.parse import quote
 
 from kernel_builder._files import write_atomic
 from kernel_builder.errors import ConfigError
-from kernel_builder.toolchain.pinned.clients import pip_platform_args, run_tool, seed_nar_hash
+from kernel_builder.toolchain.pinned.clients import apt_arch_args, pip_platform_args, run_tool, seed_nar_hash
 from kernel_builder.toolchain.pinned.fetch import download_debs
 from kernel_builder.toolchain.pinned.lockfile import SCHEMA, Artifact, load_lock, lock_path, store_name
 from kernel_builder.toolchain.pinned.lockrequests import check_package_name
@@ -33,29 +33,39 @@ from kernel_builder.toolchain.pinned.lockrequests import check_package_name
 __all__ = ["resolve_debs", "resolve_wheels", "public_wheel_url", "relock"]
 
 def resolve_debs(names: list[str], *, pins: dict[str, str] | None = None) -> list[dict[str, str]]:
-    """Version, file, sha256 and URL of each Debian package (its candidate, or ``pins[name]``)."""
+    """Version, file, sha256 and URL of each Debian package (its candidate, or ``pins[name]``).
+
+    A name may carry a foreign architecture (``libpython3.11-dev:arm64``: the cross targets'
+    packages); it stays in the record's name, so fetch downloads that architecture's file."""
     specs = [f"{n}={pins[n]}" if pins and n in pins else n for n in names]
-    shown = run_tool(["apt-cache", "show", "--no-all-versions", *specs], "apt-cache show",
+    arch = apt_arch_args(names)
+    shown = run_tool(["apt-cache", *arch, "show", "--no-all-versions", *specs], "apt-cache show",
                      hint="a pinned version Debian no longer serves needs `toolchain lock --upgrade-debs`" if pins else None)
     versions: dict[str, str] = {}
     for block in shown.strip().split("\n\n"):
         fields = dict(re.findall(r"^([A-Za-z0-9-]+): (.*)$", block, flags=re.M))
         if "Package" in fields:
-            versions.setdefault(fields["Package"], fields["Version"])
+            versions.setdefault(_arch_name(fields["Package"], fields.get("Architecture", "")), fields["Version"])
     hint = "run `apt-get update` first" + ("; a pinned version Debian no longer serves needs `toolchain lock --upgrade-debs`" if pins else "")
-    uris = run_tool(["apt-get", "download", "--print-uris", *specs], "apt-get download --print-uris", hint=hint)
+    uris = run_tool(["apt-get", *arch, "download", "--print-uris", *specs], "apt-get download --print-uris", hint=hint)
     found: dict[str, dict[str, str]] = {}
     for line in uris.splitlines():
         match = re.match(r"'(\S+)' (\S+) \d+ SHA256:([0-9a-f]{64})", line)
         if not match:
             continue
         url, file, sha = match.groups()
-        name = file.split("_", 1)[0]
+        name = _arch_name(file.split("_", 1)[0], file.rsplit("_", 1)[1].removesuffix(".deb"))
         found[name] = {"kind": "deb", "name": name, "version": versions.get(name, ""), "file": file, "sha256": sha, "url": url}
     missing = [n for n in names if n not in found]
     if missing:
         raise ConfigError(f"apt did not resolve {', '.join(missing)}", hint="run `apt-get update` first")
     return [found[n] for n in names]
+
+
+def _arch_name(package: str, arch: str) -> str:
+    """``package`` as the lock names it: plain for the machine's own packages (amd64) and
+    architecture-independent ones, ``package:arm64`` for a foreign architecture's."""
+    return package if arch in ("amd64", "all", "") else f"{package}:{arch}"
 
 
 def public_wheel_url(url: str, file: str) -> str:
@@ -69,14 +79,14 @@ def public_wheel_url(url: str, file: str) -> str:
     return f"https://files.pythonhosted.org/packages/{python_tag}/{name[0].lower()}/{name.lower()}/{file}"
 
 
-def resolve_wheels(requirements: list[str], *, python: str = "3.11", deps: bool = True) -> list[dict[str, str]]:
-    """Every wheel ``pip`` would install for ``requirements`` (dependencies included unless
-    ``deps`` is false)."""
+def resolve_wheels(requirements: list[str], *, python: str = "3.11", deps: bool = True, machine: str = "x86_64") -> list[dict[str, str]]:
+    """Every wheel ``pip`` would install for ``requirements`` on manylinux ``machine``
+    (dependencies included unless ``deps`` is false)."""
     with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:
         report = Path(tmp) / "report.json"
         run_tool(
             ["python3", "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--disable-pip-version-check",
-             "--report", str(report), "--target", str(Path(tmp) / "target"), *pip_platform_args(python),
+             "--report", str(report), "--target", str(Path(tmp) / "target"), *pip_platform_args(python, machine),
              *([] if deps else ["--no-deps"]), *requirements],
             "pip install --dry-run --report",
         )
@@ -125,6 +135,11 @@ def relock(path: Path | None = None, *, upgrade_debs: bool = False) -> dict[str,
         add(f"check:{name}", resolve_wheels(list(requirements), python=python["version"]))
     for name, requirement in (requests.get("cpp") or {}).items():
         add(f"cpp:{name}", resolve_wheels([requirement], python=python["version"], deps=False))
+    # Cross targets: each environment is the target's torch alone (no dependencies): the
+    # build reads its headers, CMake package and libraries, and never runs it.
+    for target in (requests.get("targets") or {}).values():
+        for env, requirements in target["environments"].items():
+            add(f"env:{env}", resolve_wheels(list(requirements), python=python["version"], deps=False, machine=target["machine"]))
     seed_request = requests["seed"]
     seed_key = next(k for k in groups[seed_request["group"]] if artifacts[k]["name"] == seed_request["deb"])
     with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:

@@ -16,7 +16,7 @@ from typing import Any
 
 from kernel_builder._source import nix_data_file
 
-__all__ = ["ENV_VAR", "lock_facts", "lock_path", "served_build_sets", "check_package_name", "check_packages", "torch_environments"]
+__all__ = ["ENV_VAR", "cross_build_sets", "lock_facts", "lock_path", "served_build_sets", "check_package_name", "check_packages", "torch_environments"]
 
 ENV_VAR = "KERNEL_BUILDER_TOOLCHAIN_LOCK"
 # The version of an exact torch pin: `torch==2.14.1`, `torch==2.13.0,!=2.13.0+cpu` (the
@@ -44,9 +44,25 @@ def _requests(path: str) -> tuple[str, dict[str, Any]]:
 
 def served_build_sets(path: Path | None = None) -> frozenset[tuple[str, str]]:
     """(system, build-set key) pairs the pinned toolchains can build: what ``list-variants``
-    calls ``local``. Empty when the lock cannot be read."""
+    calls ``local``, cross targets' pairs included (``("aarch64-linux", "torch2.13-cpu")``).
+    Empty when the lock cannot be read."""
     system, requests = _requests(str(path or lock_path()))
-    return frozenset((system, key) for key in requests.get("buildSets") or {})
+    native = frozenset((system, key) for key in requests.get("buildSets") or {})
+    # A cross target's build set is built here too, with the native environment of the
+    # same key running CMake (nix/toolchains/pinned.nix): both must be pinned.
+    cross = frozenset(
+        (target, key)
+        for target, spec in (requests.get("targets") or {}).items() if isinstance(spec, dict)
+        for key in spec.get("buildSets") or {} if (system, key) in native
+    )
+    return native | cross
+
+
+def cross_build_sets(path: Path | None = None) -> dict[str, list[str]]:
+    """Target system -> the build-set keys the lock cross-builds for it (``requests.targets``)."""
+    _, requests = _requests(str(path or lock_path()))
+    return {system: sorted(spec.get("buildSets") or {}) for system, spec in (requests.get("targets") or {}).items()
+            if isinstance(spec, dict)}
 
 
 def torch_environments(path: Path | None = None) -> list[tuple[str, str, tuple[str, ...]]]:

@@ -1,0 +1,69 @@
+"""Cross-built aarch64 variant vs native x86_64 variant, both pinned and sandboxed.
+
+Builds examples/relu's torch 2.13 CPU variant for aarch64-linux (the cross toolchain of
+nix/toolchain-lock.json `requests.targets`: x86_64 cross gcc, the aarch64 torch) and for
+x86_64-linux through `kernel-builder build`. Sources are salted before every build so Nix
+really compiles; a warm-up round realises the toolchain derivations first, and the best of
+three rounds per variant is kept, alternating, so both see the same machine load. The
+ratio is aarch64 / x86_64; goal <= 2.0. Needs `kernel-builder toolchain fetch`.
+
+    .venv/bin/python benchmarks/cross_build.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path[:0] = [str(REPO / "tests")]
+from nix_support import FLAKE, commit_all, snapshot_builder  # noqa: E402
+
+VARIANTS = {"aarch64": "torch213-cxx11-cpu-aarch64-linux", "x86_64": "torch213-cxx11-cpu-x86_64-linux"}
+ROUNDS = 3
+
+
+def build(kernel: Path, env: dict[str, str], variant: str) -> float:
+    source = kernel / "relu_cpu" / "relu_cpu.cpp"
+    source.write_text(source.read_text() + f"\n// salt {time.time_ns()}\n")
+    start = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "kernel_builder", "build", str(kernel), "--variant", variant, "--json"],
+        capture_output=True, text=True, env=env, check=False,
+    )
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"{variant} build failed:\n{done.stderr[-4000:]}")
+    status = json.loads(done.stdout)[0]["status"]
+    if status != "built":
+        sys.exit(f"{variant} build did not build ({status})")
+    return elapsed
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="kb-cross-") as tmp:
+        kernel = Path(tmp) / "relu"
+        shutil.copytree(REPO / "examples" / "relu", kernel, ignore=shutil.ignore_patterns("build", "__pycache__"))
+        (kernel / "flake.nix").write_text(FLAKE)
+        commit_all(kernel, init=True)
+        env = {**os.environ, "KERNEL_BUILDER_ROOT": str(snapshot_builder(Path(tmp) / "builder")),
+               "PYTHONPATH": str(REPO / "python")}
+        for variant in VARIANTS.values():  # warm-up: toolchain derivations
+            build(kernel, env, variant)
+        times: dict[str, list[float]] = {name: [] for name in VARIANTS}
+        for _ in range(ROUNDS):
+            for name, variant in VARIANTS.items():
+                times[name].append(build(kernel, env, variant))
+        for name, values in times.items():
+            print(f"{name}: " + ", ".join(f"{v:.2f}s" for v in values))
+        print(f"ratio: {min(times['aarch64']) / min(times['x86_64']):.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""Issue 26: aarch64-linux variants cross-built hermetically on x86_64.
+
+examples/relu's pinned aarch64 CPU variant, with plain Nix and the sandbox on: an
+x86_64-linux derivation whose module is an AArch64 shared object, manylinux_2_28_aarch64
+clean, naming no store path, and bit-identical when rebuilt. Slow: real cross builds.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import kernel_abi_check
+import pytest
+
+from kernel_builder.flake import nix
+from nix_support import REPO, commit_all, copy_kernel
+
+pytestmark = pytest.mark.slow
+
+CROSS = "torch213-cxx11-cpu-aarch64-linux"
+CUDA = "torch213-cxx11-cu130-aarch64-linux"
+FLAKE = """{
+  inputs.kernel-builder.url = "git+file://%s";
+  outputs = { self, kernel-builder }:
+    kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; };
+}
+""" % REPO
+
+
+def plain_nix(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """nix with only the offline settings and the sandbox on (as in test_nix_hermetic)."""
+    config = ("experimental-features = nix-command flakes\nbuild-users-group =\nsubstituters =\n"
+              f"sandbox = true\nflake-registry = {nix.empty_registry()}\n")
+    return subprocess.run(["nix", *args], cwd=cwd, env={"PATH": "/usr/bin:/bin", "HOME": str(cwd), "NIX_CONFIG": config},
+                          capture_output=True, text=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def relu(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    kernel = copy_kernel("relu", tmp_path_factory.mktemp("cross") / "relu", git=False, salt=True)
+    (kernel / "flake.nix").write_text(FLAKE)
+    commit_all(kernel, init=True)
+    return kernel
+
+
+@pytest.fixture(scope="module")
+def built(relu: Path) -> Path:
+    done = plain_nix("build", "--json", "--no-link", "-j", "1", "--cores", "2", "--no-write-lock-file",
+                     f".#redistributable.{CROSS}", cwd=relu)
+    assert done.returncode == 0, done.stderr[-5000:]
+    return Path(json.loads(done.stdout)[0]["outputs"]["out"]) / CROSS
+
+
+def test_the_aarch64_variant_is_an_x86_64_derivation_listed_buildable(relu: Path) -> None:
+    shown = json.loads(plain_nix("show-derivation", "--no-write-lock-file", f".#redistributable.{CROSS}", cwd=relu).stdout)
+    (drv,) = shown.values()
+    assert drv["system"] == "x86_64-linux"
+    assert drv["env"]["KERNEL_BUILDER_TARGET_SYSTEM"] == "aarch64-linux"
+    table = json.loads(plain_nix("eval", "--json", "--no-write-lock-file", ".#legacyPackages.x86_64-linux.variantTable", cwd=relu).stdout)
+    rows = {row["name"]: row for row in table}
+    assert rows[CROSS]["buildable"], rows[CROSS]
+    assert rows[CUDA]["buildable"], rows[CUDA]
+    # aarch64 variants with no pinned cross toolchain stay listed, with the reason
+    other = rows["torch212-cxx11-cpu-aarch64-linux"]
+    assert not other["buildable"] and "aarch64-linux" in other["reason"]
+
+
+def test_the_module_is_aarch64_manylinux_clean_and_names_no_store_path(built: Path) -> None:
+    (module,) = built.glob("*.abi3.so")
+    header = subprocess.run(["readelf", "-h", str(module)], capture_output=True, text=True, check=True).stdout
+    assert "AArch64" in header and "ELF64" in header
+    assert list(kernel_abi_check.ObjectFile(str(module)).check_manylinux("manylinux_2_28")) == []
+    for path in built.rglob("*"):
+        if path.is_file():
+            assert b"/nix/store/" not in path.read_bytes(), path
+    metadata = json.loads((built / "metadata.json").read_text())
+    assert metadata["backend"]["type"] == "cpu"
+
+
+@pytest.mark.timeout(1200)
+def test_the_cuda_variant_is_built_by_x86_64_nvcc_for_aarch64(relu: Path) -> None:
+    done = plain_nix("build", "--json", "--no-link", "-j", "1", "--cores", "2", "--no-write-lock-file",
+                     f".#redistributable.{CUDA}", cwd=relu)
+    assert done.returncode == 0, done.stderr[-5000:]
+    built = Path(json.loads(done.stdout)[0]["outputs"]["out"]) / CUDA
+    (module,) = built.glob("*.abi3.so")
+    header = subprocess.run(["readelf", "-h", str(module)], capture_output=True, text=True, check=True).stdout
+    assert "AArch64" in header
+    needed = subprocess.run(["readelf", "-d", str(module)], capture_output=True, text=True, check=True).stdout
+    assert "libcudart.so.13" in needed and "libtorch_cuda.so" in needed
+    assert b"/nix/store/" not in module.read_bytes()
+    assert json.loads((built / "metadata.json").read_text())["backend"]["archs"]
+
+
+@pytest.mark.timeout(1200)
+def test_rebuild_is_bit_identical(relu: Path, built: Path) -> None:
+    done = plain_nix("build", "--rebuild", "--no-link", "-j", "1", "--cores", "2", "--no-write-lock-file",
+                     f".#redistributable.{CROSS}", cwd=relu)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "may not be deterministic" not in done.stderr

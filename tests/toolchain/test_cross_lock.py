@@ -1,0 +1,94 @@
+"""Issue 26: the lock's cross targets (requests.targets) as locking, fetching and
+list-variants read them: aarch64 wheel tags, foreign-architecture Debian packages, the
+build sets a target serves, and what fetching a build set brings for its targets."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from kernel_builder.errors import BuildError
+from kernel_builder.toolchain.pinned.clients import apt_arch_args, pip_platform_args, wheel_machine
+from kernel_builder.toolchain.pinned.lockfile import load_lock
+from kernel_builder.toolchain.pinned.locking import _arch_name
+from kernel_builder.toolchain.pinned.lockrequests import served_build_sets
+
+REPO = Path(__file__).resolve().parents[2]
+LOCK = REPO / "nix" / "toolchain-lock.json"
+
+
+def _platforms(args: list[str]) -> list[str]:
+    return [args[i + 1] for i, a in enumerate(args) if a == "--platform"]
+
+
+def test_x86_64_wheel_tags_are_unchanged_and_aarch64_ones_start_at_manylinux2014() -> None:
+    x86 = _platforms(pip_platform_args("3.11"))
+    assert x86[0] == "manylinux_2_28_x86_64" and x86[-1] == "manylinux1_x86_64" and len(x86) == 27
+    arm = _platforms(pip_platform_args("3.11", "aarch64"))
+    # aarch64 wheels exist from manylinux2014 (glibc 2.17) on; nothing older names aarch64
+    assert arm[0] == "manylinux_2_28_aarch64" and arm[-1] == "manylinux2014_aarch64"
+    assert "manylinux_2_17_aarch64" in arm and not any("x86_64" in p or "2_16" in p for p in arm)
+
+
+def test_wheel_machine_reads_the_platform_tag() -> None:
+    assert wheel_machine("torch-2.13.0-cp311-cp311-manylinux_2_28_aarch64.whl") == "aarch64"
+    assert wheel_machine("torch-2.13.0-cp311-cp311-manylinux_2_28_x86_64.whl") == "x86_64"
+    assert wheel_machine("six-1.17.0-py2.py3-none-any.whl") == "x86_64"
+
+
+def test_foreign_debian_architectures_are_named_for_one_call() -> None:
+    assert apt_arch_args(["libc6", "bash"]) == []
+    assert apt_arch_args(["libc6", "libpython3.11-dev:arm64=3.11.2-6"]) == [
+        "-o", "APT::Architectures::=amd64", "-o", "APT::Architectures::=arm64"]
+    assert _arch_name("libc6", "amd64") == "libc6"
+    assert _arch_name("libc6-arm64-cross", "all") == "libc6-arm64-cross"
+    assert _arch_name("libpython3.11-dev", "arm64") == "libpython3.11-dev:arm64"
+
+
+def test_the_pinned_lock_cross_builds_aarch64_cpu_and_fetches_what_it_needs() -> None:
+    lock = load_lock(LOCK)
+    served = served_build_sets(LOCK)
+    targets = lock.requests["targets"]
+    assert "aarch64-linux" in targets
+    for key in targets["aarch64-linux"]["buildSets"]:
+        assert ("aarch64-linux", key) in served and ("x86_64-linux", key) in served
+    key = next(iter(targets["aarch64-linux"]["buildSets"]))
+    files = {a.file for a in lock.artifacts_for([key])}
+    # the target's torch, the cross compiler, the arm64 sysroot and Python headers
+    assert any(f.startswith("torch-") and f.endswith("_aarch64.whl") for f in files)
+    assert any(f.startswith("g++-12-aarch64-linux-gnu_") for f in files)
+    assert "libc6-dev-arm64-cross" in {a.name for a in lock.artifacts_for([key])}
+    assert any(a.name == "libpython3.11-dev:arm64" and a.file.endswith("_arm64.deb") for a in lock.artifacts_for([key]))
+
+
+def test_a_target_build_set_not_pinned_natively_is_not_served(tmp_path: Path) -> None:
+    data = json.loads(LOCK.read_text())
+    data["requests"]["buildSets"] = {k: v for k, v in data["requests"]["buildSets"].items() if not k.endswith("-cpu")}
+    path = tmp_path / "lock.json"
+    path.write_text(json.dumps(data))
+    served = served_build_sets(path)
+    assert ("aarch64-linux", "torch2.13-cpu") not in served
+    assert ("aarch64-linux", "torch2.13-cuda13.0") in served
+
+
+def test_the_driver_reads_its_cross_target(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kernel_builder.driver.variant import TARGET_ENV, target_platform
+
+    monkeypatch.delenv(TARGET_ENV, raising=False)
+    assert target_platform() is None
+    monkeypatch.setenv(TARGET_ENV, "aarch64-linux")
+    assert target_platform().system == "aarch64-linux"
+    monkeypatch.setenv(TARGET_ENV, "aarch64")
+    with pytest.raises(BuildError, match="not a Nix system"):
+        target_platform()
+
+
+def test_an_unpinned_aarch64_build_set_says_what_the_lock_cross_builds() -> None:
+    from kernel_builder.toolchain.pinned.availability import why_not_pinned
+
+    reason = why_not_pinned("2.12", "cpu", None, "aarch64-linux", lock=LOCK)
+    assert "cross-builds aarch64-linux variants of torch2.13-cpu, torch2.13-cuda13.0 only" in reason
+    assert "requests.targets.aarch64-linux" in reason
+    assert "pins x86_64-linux toolchains only" in why_not_pinned("2.13", "cpu", None, "aarch64-darwin", lock=LOCK)
