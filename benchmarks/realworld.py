@@ -8,15 +8,19 @@ For each kernel directory (one with a ``build.toml``) of a kernels-community che
    published where this machine cannot reach);
 3. ``kernel-builder build --variant ...`` of those, CUDA narrowed to one architecture
    (``--cuda-capabilities``) to keep the sweep finite;
-4. each built CPU or noarch variant is loaded with PyPI ``kernels`` (``get_local_kernel``);
-5. the kernel's own tests run where they run on CPU (``kernel-builder test``, when this
-   version has it).
+4. each built CPU variant (cpu arch or noarch) is loaded with PyPI ``kernels``
+   (``get_local_kernel``); a kernel whose built variants are all CUDA ones says ``gpu``;
+5. the kernel's own tests run on those CPU variants (``kernel-builder test --json``):
+   ``pass(N)`` counts the tests that ran, ``skip(N)`` means every test was skipped (not a
+   pass), ``fail(F/T)`` counts failures and errors.
 
 It prints one table row per kernel and, last, ``ratio: built / buildable`` over variants.
-This is a benchmark, not a test: a full sweep takes hours on two cores. ``--kernels`` picks
-a few; ``--timeout`` bounds each build.
+This is a benchmark, not a test: a full sweep takes hours on two cores, so builds run one
+at a time with one compile job (``-j 1 --cores 1``). ``--kernels`` picks a few, ``--only``
+some of the groups (``noarch``, ``cpu``, ``cuda``: the cheap ones first), ``--timeout``
+bounds each build.
 
-Run: .venv/bin/python benchmarks/realworld.py KC_DIR [--kernels relu,rmsnorm] [--timeout 1800]
+Run: .venv/bin/python benchmarks/realworld.py KC_DIR [--kernels relu,rmsnorm] [--only noarch,cpu] [--timeout 1800]
 KC_DIR is a work tree, or a bare git repository (``fetch`` gives one): its HEAD is
 exported to a temporary directory first, as are work trees, so the checkout stays clean.
 """
@@ -38,6 +42,9 @@ REPO = Path(__file__).resolve().parent.parent
 CLI = [sys.executable, "-m", "kernel_builder"]
 KEPT_BACKENDS = {"cpu", "cuda"}
 CUDA_VERSION = "13.0"
+GROUPS = frozenset({"noarch", "cpu", "cuda"})
+#: One variant build at a time, one compile job: the sweep shares its machine.
+LIMITS = ["-j", "1", "--cores", "1"]
 
 
 @attrs.define
@@ -74,8 +81,13 @@ def export(source: Path, into: Path) -> Path:
     return into
 
 
-def wanted(variant: dict) -> bool:
-    if not variant.get("local"):
+def group(variant: dict) -> str:
+    """``noarch``, ``cpu`` or ``cuda``: the groups ``--only`` picks from."""
+    return "noarch" if variant["kind"] == "noarch" else variant["backend"]
+
+
+def wanted(variant: dict, only: frozenset[str] = GROUPS) -> bool:
+    if not variant.get("local") or group(variant) not in only:
         return False
     if variant["kind"] == "noarch":
         return variant["backend"] in KEPT_BACKENDS
@@ -96,7 +108,9 @@ def load_check(kernel: Path) -> str:
     return "ok" if done.returncode == 0 else last_line(done.stderr)
 
 
-def sweep_one(kernel: Path, capability: str, timeout: float, with_tests: bool, dry_run: bool = False) -> Row:
+def sweep_one(
+    kernel: Path, capability: str, timeout: float, with_tests: bool, dry_run: bool = False, only: frozenset[str] = GROUPS
+) -> Row:
     row = Row(kernel.name)
     done = run([*CLI, "check-config", str(kernel)])
     row.config = "ok" if done.returncode == 0 else "error"
@@ -107,7 +121,7 @@ def sweep_one(kernel: Path, capability: str, timeout: float, with_tests: bool, d
     if listed.returncode != 0:
         row.reason = last_line(listed.stderr)
         return row
-    variants = [v for v in json.loads(listed.stdout) if wanted(v)]
+    variants = [v for v in json.loads(listed.stdout) if wanted(v, only)]
     row.buildable = len(variants)
     if dry_run:
         row.reason = " ".join(v["name"] for v in variants)
@@ -115,7 +129,7 @@ def sweep_one(kernel: Path, capability: str, timeout: float, with_tests: bool, d
     if not variants:
         row.reason = "nothing buildable here (backends or toolchains)"
         return row
-    argv = [*CLI, "build", str(kernel)] + [a for v in variants for a in ("--variant", v["name"])]
+    argv = [*CLI, "build", *LIMITS, str(kernel)] + [a for v in variants for a in ("--variant", v["name"])]
     if capability and any(v["backend"] == "cuda" for v in variants) and supports("build", "--cuda-capabilities"):
         argv += ["--cuda-capabilities", capability]
     start = time.perf_counter()
@@ -125,19 +139,36 @@ def sweep_one(kernel: Path, capability: str, timeout: float, with_tests: bool, d
     row.built = len(built)
     if done.returncode != 0:
         row.reason = last_line(done.stderr)
-    loadable = [v["name"] for v in built if v["backend"] == "cpu" or v["kind"] == "noarch"]
+    # Only CPU variants (cpu arch and noarch) load and test on this GPU-less machine.
+    loadable = [v["name"] for v in built if v["backend"] == "cpu"]
     if loadable:
         row.loaded = load_check(kernel)
         if row.loaded != "ok" and not row.reason:
             row.reason, row.loaded = row.loaded, "fail"
-    if with_tests and built and (kernel / "tests").is_dir() and supports("test", "--variant"):
+    elif built:
+        row.loaded = "gpu"
+    if with_tests and loadable and (kernel / "tests").is_dir() and supports("test", "--variant"):
         cpu = [a for name in loadable for a in ("--variant", name)]
-        if cpu:
-            done = run([*CLI, "test", str(kernel), *cpu], timeout=timeout)
-            row.tests = "pass" if done.returncode == 0 else "fail"
-            if done.returncode != 0 and not row.reason:
-                row.reason = last_line(done.stderr)
+        done = run([*CLI, "test", *LIMITS, "--json", str(kernel), *cpu], timeout=timeout)
+        row.tests = tests_summary(done)
+        if not row.tests.startswith("pass") and not row.reason:
+            row.reason = last_line(done.stderr)
     return row
+
+
+def tests_summary(done: subprocess.CompletedProcess[str]) -> str:
+    """``pass(P)`` when tests ran and none failed, ``skip(S)`` when every test was skipped
+    (a skip is not a pass), ``fail(F/T)`` otherwise; over every tested variant."""
+    try:
+        outcomes = json.loads(done.stdout)
+    except ValueError:
+        return "fail"
+    counts = {k: sum(int(o["counts"].get(k, 0)) for o in outcomes) for k in ("tests", "failures", "errors", "skipped")}
+    bad = counts["failures"] + counts["errors"]
+    if done.returncode != 0 or bad:
+        return f"fail({bad}/{counts['tests']})"
+    ran = counts["tests"] - counts["skipped"]
+    return f"pass({ran})" if ran else f"skip({counts['skipped']})"
 
 
 def main() -> None:
@@ -147,18 +178,22 @@ def main() -> None:
     parser.add_argument("--cuda-capability", default="9.0", help="the one CUDA architecture to build")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per kernel build")
     parser.add_argument("--no-tests", action="store_true", help="skip the kernels' own tests")
+    parser.add_argument("--only", default=",".join(sorted(GROUPS)), help="variant groups to build: noarch, cpu, cuda (comma-separated)")
     parser.add_argument("--dry-run", action="store_true", help="only check-config and list what would be built")
     args = parser.parse_args()
     picked = {k for k in args.kernels.split(",") if k}
+    only = frozenset(g for g in args.only.split(",") if g)
+    if not only <= GROUPS:
+        parser.error(f"--only: unknown group(s) {', '.join(sorted(only - GROUPS))}; expected {', '.join(sorted(GROUPS))}")
     with tempfile.TemporaryDirectory(prefix="kb-realworld-") as tmp:
         tree = export(args.kc_dir.resolve(), Path(tmp) / "kc")
         kernels = sorted(p.parent for p in tree.glob("*/build.toml") if not picked or p.parent.name in picked)
         rows = []
         for kernel in kernels:
-            row = sweep_one(kernel, args.cuda_capability, args.timeout, not args.no_tests, args.dry_run)
+            row = sweep_one(kernel, args.cuda_capability, args.timeout, not args.no_tests, args.dry_run, only)
             rows.append(row)
             print(f"{row.kernel:28} config={row.config:5} built={row.built}/{row.buildable} loaded={row.loaded:5} "
-                  f"tests={row.tests:4} {row.seconds:6.0f}s {row.reason}", flush=True)
+                  f"tests={row.tests:9} {row.seconds:6.0f}s {row.reason}", flush=True)
             shutil.rmtree(kernel / "build", ignore_errors=True)
     buildable = sum(r.buildable for r in rows)
     built = sum(r.built for r in rows)

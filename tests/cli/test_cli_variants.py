@@ -144,6 +144,54 @@ def test_bundle_only(tmp_path: Path, env) -> None:
     ]
 
 
+def deps_env(tmp_path: Path, import_check: dict[str, list[str]]) -> dict[str, str]:
+    """A lock pinning torch 2.13 for cpu and CUDA 13.0, with these import-check sets."""
+    sets = tmp_path / "sets.json"
+    sets.write_text(json.dumps({"buildSets": [
+        {"torch": "2.13", "backend": "cpu", "systems": ["x86_64-linux"]},
+        {"torch": "2.13", "backend": "cuda", "backendVersion": "13.0", "systems": ["x86_64-linux"]},
+    ]}))
+    lock = json.loads(json.dumps(LOCK))
+    lock["requests"]["buildSets"]["torch2.13-cuda13.0"] = "torch2.13"
+    lock["requests"]["python"]["importCheck"] = import_check
+    path = tmp_path / "lock.json"
+    path.write_text(json.dumps(lock))
+    return {**os.environ, "KERNEL_BUILDER_BUILD_SETS": str(sets), "KERNEL_BUILDER_TOOLCHAIN_LOCK": str(path)}
+
+
+def test_python_depends_the_lock_does_not_pin_are_not_buildable_here(tmp_path: Path) -> None:
+    directory = kernel(tmp_path)
+    toml = directory / "build.toml"
+    toml.write_text(toml.read_text().replace('license = "MIT"', 'license = "MIT"\npython-depends = ["einops"]'))
+    unpinned = run(deps_env(tmp_path, {"loader": ["kernels"]}), "--json", "--system", "x86_64-linux", str(directory))
+    assert unpinned.returncode == 0, unpinned.stderr
+    data = json.loads(unpinned.stdout)
+    assert [(d["name"], d["local"]) for d in data] == [
+        ("torch213-cxx11-cpu-x86_64-linux", False),
+        ("torch213-cxx11-cu130-x86_64-linux", False),
+    ]
+    assert {d["why_not_here"] for d in data} == {
+        "build.toml python-depends einops: not pinned for the import check "
+        "(requests.python.importCheck of the toolchain lock pins: )"
+    }
+    assert "(2 in the bundle, 0 buildable here)" in unpinned.stderr
+    pinned = run(deps_env(tmp_path, {"loader": ["kernels"], "einops": ["einops"]}), "--json", "--system", "x86_64-linux", str(directory))
+    assert [(d["local"], "why_not_here" in d) for d in json.loads(pinned.stdout)] == [(True, False), (True, False)]
+
+
+def test_a_cpp_dependency_nothing_provides_blocks_only_its_backend(tmp_path: Path) -> None:
+    directory = kernel(tmp_path)
+    toml = directory / "build.toml"
+    toml.write_text(toml.read_text().replace('depends = ["torch"]\nsrc = ["relu.cu"]', 'depends = ["torch", "cutlass_4_5"]\nsrc = ["relu.cu"]'))
+    done = run(deps_env(tmp_path, {}), "--system", "x86_64-linux", str(directory))
+    assert done.returncode == 0, done.stderr
+    rows = {line.split(None, 3)[0]: line.split(None, 3)[2:] for line in done.stdout.splitlines()}
+    assert rows["torch213-cxx11-cpu-x86_64-linux"] == ["buildable-here"]
+    state, why = rows["torch213-cxx11-cu130-x86_64-linux"]
+    assert state == "not-here:" and why.startswith("[kernel.relu_cuda] depends on cutlass_4_5: CUTLASS 4.5 has no nvidia-cutlass wheel")
+    assert "(2 in the bundle, 1 buildable here)" in done.stderr
+
+
 def test_explain_reasons(tmp_path: Path, env) -> None:
     directory = kernel(tmp_path, 'minver = "2.12"\n[torch.stable-abi]\ncuda = "2.11"\n')
     done = run(env, "--system", "x86_64-linux", "--explain", str(directory))

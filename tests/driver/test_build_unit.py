@@ -321,6 +321,26 @@ class TestCheckVariantOnSyntheticTrees:
         report = check_variant(self._tree(tmp_path), python=sys.executable)
         assert report.ok and report.errors == ()
 
+    def test_the_import_path_is_read_as_site_directories(self, tmp_path, monkeypatch):
+        """A python-depends wheel whose module is reachable only through its .pth file
+        (as nvidia-cutlass-dsl's `cutlass` is) imports, after the toolchain's own path."""
+        import sys
+
+        from kernel_builder.errors import CheckError
+        from kernel_builder.tree.checks import check_variant
+
+        site_dir = tmp_path / "site"
+        (site_dir / "vendor_packages" / "deepmod").mkdir(parents=True)
+        (site_dir / "vendor_packages" / "deepmod" / "__init__.py").write_text("VALUE = 7\n")
+        init = "import deepmod\nassert deepmod.VALUE == 7\nfrom ._ops import ops\n"
+        tree = self._tree(tmp_path / "t", init=init)
+        monkeypatch.setenv("KERNEL_BUILDER_IMPORT_PATH", str(site_dir))
+        with pytest.raises(CheckError, match="imports module 'deepmod'"):
+            check_variant(tree, python=sys.executable)
+        (site_dir / "vendor.pth").write_text("vendor_packages\n")
+        report = check_variant(tree, python=sys.executable)
+        assert report.ok and report.errors == ()
+
     def test_import_failure_missing_digest_and_backend_mismatch(self, tmp_path):
         import sys
 

@@ -81,3 +81,23 @@ def test_an_undeclared_import_fails_the_import_check(tmp_path: Path) -> None:
     done = _build(kernel)
     assert done.returncode != 0
     assert "No module named 'einops'" in done.stderr
+
+
+@pytest.mark.timeout(1200)
+def test_a_pinned_wheel_importable_only_through_its_pth_passes_the_import_check(tmp_path: Path) -> None:
+    """nvidia-cutlass-dsl puts `cutlass` on the path with a .pth file: the import check
+    reads the pinned sets as site directories, as an installed environment does."""
+    kernel = _noarch(tmp_path, "uses-cute-dsl", "[]", """\
+        import cutlass
+        import cutlass.cute as cute
+
+        THR_MMA = cute.core.ThrMma
+        """)
+    toml = kernel / "build.toml"
+    toml.write_text(toml.read_text().replace('backends = ["cpu"]', 'backends = ["cuda"]').replace(
+        "[torch-noarch]", '[general.cuda]\npython-depends = ["nvidia-cutlass-dsl"]\n\n[torch-noarch]'))
+    commit_all(kernel)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KERNEL_BUILDER_")}
+    done = kernel_builder("build", str(kernel), "--variant", "torch-cuda", "-j", "1", "--cores", "1", "-L", env=env, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert (kernel / "build" / "torch-cuda" / "metadata.json").is_file()

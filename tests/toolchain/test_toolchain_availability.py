@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernel_builder.toolchain.pinned.availability import torch_index, unpinned_reason
+from kernel_builder.toolchain.pinned.availability import torch_index, unpinned_python_depends, unpinned_reason
 
 PYPI_CUDA = {"2.12": "13.0", "2.13": "13.0", "2.14": "13.0"}
 
@@ -69,3 +69,12 @@ def test_no_hint_that_cannot_work(torch: str, backend: str, version: str | None,
 def test_an_unreadable_lock_says_so() -> None:
     text = unpinned_reason("2.13", "cuda", "12.6", "x86_64-linux", lock_system="", pypi_cuda={})
     assert "cannot be read" in text
+
+
+def test_python_depends_name_only_what_the_import_check_lacks() -> None:
+    assert unpinned_python_depends(["einops", "tvm-ffi"], {"einops", "tvm-ffi"}) is None
+    assert unpinned_python_depends([], set()) is None
+    assert unpinned_python_depends(["tvm-ffi", "nvidia-cutlass-dsl", "tvm-ffi"], {"tvm-ffi", "einops"}) == (
+        "build.toml python-depends nvidia-cutlass-dsl: not pinned for the import check "
+        "(requests.python.importCheck of the toolchain lock pins: einops, tvm-ffi)"
+    )

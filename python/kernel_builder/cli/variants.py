@@ -8,10 +8,10 @@ from typing import Any
 import click
 
 from kernel_builder.cli import output
-from kernel_builder.config import load
-from kernel_builder.config.model import Backend, Version
-from kernel_builder.toolchain.pinned.availability import why_not_pinned
-from kernel_builder.toolchain.pinned.lockrequests import served_build_sets
+from kernel_builder.config import cpp_deps, load
+from kernel_builder.config.model import Backend, Build, Version
+from kernel_builder.toolchain.pinned.availability import unpinned_python_depends, why_not_pinned
+from kernel_builder.toolchain.pinned.lockrequests import import_check_names, served_build_sets
 from kernel_builder.variants.buildsets import all_systems, current_system, load_build_sets
 from kernel_builder.variants.matrix import MatrixVariant, matrix
 
@@ -69,13 +69,22 @@ def list_variants(
     if bundle:
         result = result.bundle_only()
     archs = _narrowed_archs(build, result.variants, cuda_capabilities) if cuda_capabilities else {}
+    blocked = _blocked_backends(build)
+
+    def here(v: MatrixVariant) -> bool:
+        return v.local and v.backend not in blocked
 
     def why_not(v: MatrixVariant) -> str:
-        return why_not_pinned(v.torch, v.backend.value, v.backend_version, v.build_set.system)
+        if not v.local:
+            return why_not_pinned(v.torch, v.backend.value, v.backend_version, v.build_set.system)
+        return blocked[v.backend]
 
     if as_json:
         variants = [
-            v.to_json() | ({"archs": archs[v.name]} if v.name in archs else {}) | ({} if v.local else {"why_not_here": why_not(v)})
+            v.to_json()
+            | {"local": here(v)}
+            | ({"archs": archs[v.name]} if v.name in archs else {})
+            | ({} if here(v) else {"why_not_here": why_not(v)})
             for v in result.variants
         ]
         if explain:
@@ -90,8 +99,8 @@ def list_variants(
         width = max((len(v.name) for v in result.variants), default=0)
         for v in result.variants:
             shown = f"  archs {' '.join(archs[v.name])}" if v.name in archs else ""
-            here = "buildable-here" if v.local else f"not-here: {why_not(v)}"
-            output.result(f"{v.name:<{width}}  {'bundle' if v.bundle else 'non-bundle':<10}{shown}  {here}")
+            where = "buildable-here" if here(v) else f"not-here: {why_not(v)}"
+            output.result(f"{v.name:<{width}}  {'bundle' if v.bundle else 'non-bundle':<10}{shown}  {where}")
         if explain:
             output.result("")
             for d in result.decisions:
@@ -104,8 +113,22 @@ def list_variants(
         output.note(f"note: {note}")
     where = "all systems" if system == "all" else system
     n_bundle = sum(1 for v in result.variants if v.bundle)
-    n_here = sum(1 for v in result.variants if v.local)
+    n_here = sum(1 for v in result.variants if here(v))
     output.note(f"{len(result.variants)} variant(s) for {where} ({n_bundle} in the bundle, {n_here} buildable here)")
+
+
+def _blocked_backends(build: Build) -> dict[Backend, str]:
+    """Backend -> why its variants are not built here even with a pinned torch: a C++
+    dependency nothing provides, or a ``python-depends`` name the import check has no pin
+    for (the reasons the Nix build gives, in the same order)."""
+    pinned = import_check_names()
+    out = {}
+    for backend in build.general.backends:
+        names = (*build.general.python_depends, *build.general.backend_python_depends(backend))
+        reason = cpp_deps.unbuildable_reason(build, backend) or unpinned_python_depends(names, pinned)
+        if reason:
+            out[backend] = reason
+    return out
 
 
 def _narrowed_archs(build: Any, variants: Any, text: str) -> dict[str, list[str]]:

@@ -184,11 +184,15 @@ def check_abi(library: Path, *, strict_manylinux: bool = False, stable_abi: bool
 # Imports torch first, then reads "<variant dir>\t<ops id>" from stdin: the build starts
 # it before compiling so that torch's import time overlaps with the compiler. The paths in
 # $KERNEL_BUILDER_IMPORT_PATH (the kernels loader's runtime dependencies and the kernel's
-# python-depends, pinned) come after the toolchain's own site-packages, which win.
+# python-depends, pinned) come after the toolchain's own site-packages, which win. Each is
+# added as a site directory, so its .pth files count as they do in an installed
+# environment (nvidia-cutlass-dsl's `cutlass` is only importable through its .pth).
 _IMPORT_SCRIPT = r"""
-import importlib, importlib.util, json, os, sys, warnings
+import importlib, importlib.util, json, os, site, sys, warnings
 warnings.simplefilter("ignore")
-sys.path.extend(p for p in os.environ.get("KERNEL_BUILDER_IMPORT_PATH", "").split(os.pathsep) if p)
+for entry in os.environ.get("KERNEL_BUILDER_IMPORT_PATH", "").split(os.pathsep):
+    if entry:
+        site.addsitedir(entry)
 import torch
 path, ops_id = sys.stdin.readline().rstrip("\n").split("\t")
 spec = importlib.util.spec_from_file_location(ops_id, path + "/__init__.py", submodule_search_locations=[path])

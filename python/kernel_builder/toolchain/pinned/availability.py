@@ -8,17 +8,19 @@ the pinned provider at all (no remote builder or host toolchain changes that her
 one remedy is to pin it with ``kernel-builder toolchain lock`` where its index is reachable.
 
 ``unpinned_reason`` is pure; ``why_not_pinned`` reads the lock's requests (cheaply, as
-``list-variants`` does) and calls it.
+``list-variants`` does) and calls it. ``unpinned_python_depends`` says the same of a
+``python-depends`` name the import check has no pin for, in the words
+nix/lib/builders/python-deps.nix uses when it makes those variants unbuildable.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from kernel_builder.toolchain.pinned.lockrequests import cross_build_sets, lock_facts
 
-__all__ = ["PYTORCH_INDEX", "torch_index", "unpinned_reason", "why_not_pinned"]
+__all__ = ["PYTORCH_INDEX", "torch_index", "unpinned_python_depends", "unpinned_reason", "why_not_pinned"]
 
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
 _BACKEND_LABEL = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU"}
@@ -87,3 +89,15 @@ def why_not_pinned(
     lock_system, pypi_cuda = lock_facts(lock)
     return unpinned_reason(torch, backend, backend_version, system, lock_system=lock_system, pypi_cuda=pypi_cuda,
                            cross=cross_build_sets(lock))
+
+
+def unpinned_python_depends(names: Sequence[str], pinned: Collection[str]) -> str | None:
+    """Why variants declaring ``names`` (``python-depends``, general then per backend) are
+    not built here: the ones the lock's import-check sets (``pinned``) lack; None if none."""
+    missing = [n for n in dict.fromkeys(names) if n not in pinned]
+    if not missing:
+        return None
+    return (
+        f"build.toml python-depends {', '.join(missing)}: not pinned for the import check "
+        f"(requests.python.importCheck of the toolchain lock pins: {', '.join(sorted(pinned))})"
+    )

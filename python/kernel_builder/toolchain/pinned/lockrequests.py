@@ -16,7 +16,7 @@ from typing import Any
 
 from kernel_builder._source import nix_data_file
 
-__all__ = ["ENV_VAR", "cross_build_sets", "lock_facts", "lock_path", "served_build_sets", "check_package_name", "check_packages", "torch_environments"]
+__all__ = ["ENV_VAR", "cross_build_sets", "import_check_names", "lock_facts", "lock_path", "served_build_sets", "check_package_name", "check_packages", "torch_environments"]
 
 ENV_VAR = "KERNEL_BUILDER_TOOLCHAIN_LOCK"
 # The version of an exact torch pin: `torch==2.14.1`, `torch==2.13.0,!=2.13.0+cpu` (the
@@ -95,6 +95,13 @@ def check_packages(path: Path | None = None) -> list[str]:
     """The names of the pinned kernel-test packages (``requests.python.test``), sorted."""
     _, requests = _requests(str(path or lock_path()))
     return sorted(check_package_name(r) for r in (requests.get("python") or {}).get("test") or [])
+
+
+def import_check_names(path: Path | None = None) -> frozenset[str]:
+    """The ``python-depends`` names the lock pins for the import check (the keys of
+    ``requests.python.importCheck`` but ``loader``, which every variant gets)."""
+    _, requests = _requests(str(path or lock_path()))
+    return frozenset((requests.get("python") or {}).get("importCheck") or {}) - {"loader"}
 
 
 def lock_facts(path: Path | None = None) -> tuple[str, dict[str, str]]:
