@@ -75,6 +75,13 @@ def _verified(file: Path, artifact: Artifact) -> Path:
     return named
 
 
+def _apt_hint(names: list[str]) -> str:
+    """What to run when ``apt-get download`` finds no package: its package lists, for every
+    architecture the lock names (``name:arm64`` needs arm64's lists)."""
+    return ("check that this machine reaches its Debian mirror and that apt has package lists for these "
+            f"architectures: run `apt-get {' '.join(apt_arch_args(names))} update` once")
+
+
 _REACH = "check that this machine reaches its Debian mirror and pip index (run `apt-get update` once)"
 
 
@@ -85,7 +92,7 @@ def download_debs(artifacts: list[Artifact], into: Path) -> dict[str, Path]:
     into.mkdir(parents=True, exist_ok=True)
     names = [a.name for a in artifacts]
     run_tool(["apt-get", *apt_arch_args(names), "download", "-q", *[f"{a.name}={a.version}" for a in artifacts]],
-             "apt-get download", cwd=into, hint=_REACH)
+             "apt-get download", cwd=into, hint=_apt_hint(names))
     files = {}
     for artifact in artifacts:
         package, _, arch = artifact.name.partition(":")  # libc6:arm64 -> libc6_*_arm64.deb
