@@ -30,6 +30,20 @@ PINNED_RELU_CROSS_CPU = ["torch213-cxx11-cpu-aarch64-linux"]
 PINNED_RELU_CROSS_CUDA = ["torch213-cxx11-cu130-aarch64-linux"]
 PINNED_RELU_BUILT = sorted(PINNED_RELU + PINNED_RELU_CROSS_CPU + PINNED_RELU_CROSS_CUDA)
 
+
+def flake_variants(build, build_sets, system: str = "x86_64-linux") -> list:
+    """The variants (``MatrixVariant``) a kernel flake lists on ``system``, in its order: the
+    matrix of that system, then the arch variants of each system the lock cross-builds there
+    (``requests.targets``; gen-flake-outputs.nix lists those beside its own)."""
+    from kernel_builder.toolchain.pinned.lockrequests import cross_build_sets
+    from kernel_builder.variants.matrix import matrix
+
+    variants = list(matrix(build, build_sets, system).variants)
+    for target in sorted(cross_build_sets()):
+        if target != system:
+            variants += [v for v in matrix(build, build_sets, target).variants if not v.variant.is_noarch]
+    return variants
+
 FLAKE = """{
   inputs.kernel-builder.url = "path:%s";
   outputs = { self, kernel-builder }:

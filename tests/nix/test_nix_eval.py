@@ -17,7 +17,7 @@ from kernel_builder.toolchain.host.record import ToolchainsRecord
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import matrix
 from boundaries import VARIANT_BUILD_DIRS, run_variant_closure
-from nix_support import EXAMPLES, PINNED_RELU, PINNED_RELU_BUILT, PINNED_RELU_CPU, PINNED_RELU_CROSS_CPU, PINNED_RELU_CROSS_CUDA, PINNED_RELU_CUDA, commit_all, copy_kernel, environ_set, make_dirty, snapshot_builder, torch214_python
+from nix_support import EXAMPLES, PINNED_RELU, PINNED_RELU_BUILT, PINNED_RELU_CPU, PINNED_RELU_CROSS_CPU, PINNED_RELU_CROSS_CUDA, PINNED_RELU_CUDA, commit_all, copy_kernel, environ_set, flake_variants, make_dirty, snapshot_builder, torch214_python
 
 SYSTEM = "x86_64-linux"
 REPO = Path(__file__).resolve().parents[2]
@@ -45,13 +45,13 @@ def test_there_are_examples_to_compare() -> None:
 @pytest.mark.parametrize("example", EXAMPLE_NAMES)
 def test_nix_variants_equal_python_matrix(example: str, tmp_path: Path, state: Path) -> None:
     kernel = copy_kernel(example, tmp_path / example, git=False)
-    expected = [v.name for v in matrix(load(kernel), load_build_sets(), SYSTEM).variants]
+    listed = flake_variants(load(kernel), load_build_sets(), SYSTEM)
+    expected = [v.name for v in listed]
     prepared = prepare_kernel_flake(kernel)
     assert nix.eval_json(prepared.installable("variants"), flake_args=prepared.flake_args) == expected
     table = nix.eval_json(prepared.installable("variantTable"), flake_args=prepared.flake_args)
     assert [row["name"] for row in table] == expected
-    bundle = [v.name for v in matrix(load(kernel), load_build_sets(), SYSTEM).variants if v.bundle]
-    assert [row["name"] for row in table if row["bundle"]] == bundle
+    assert [row["name"] for row in table if row["bundle"]] == [v.name for v in listed if v.bundle]
 
 
 def test_buildable_variants_follow_the_recorded_toolchain(tmp_path: Path, state: Path) -> None:
@@ -169,7 +169,7 @@ def test_a_stale_locked_builder_is_never_used(tmp_path: Path, state: Path) -> No
     with pytest.raises(Exception, match="stale kernel-builder used"):  # the lock really pins the stale builder
         nix.eval_json(f"path:{kernel}#legacyPackages.{SYSTEM}.variants")
     prepared = prepare_kernel_flake(kernel)
-    expected = [v.name for v in matrix(load(kernel), load_build_sets(), SYSTEM).variants]
+    expected = [v.name for v in flake_variants(load(kernel), load_build_sets(), SYSTEM)]
     assert nix.eval_json(prepared.installable("variants"), flake_args=prepared.flake_args) == expected
     assert (kernel / "flake.lock").read_text() == lock
 

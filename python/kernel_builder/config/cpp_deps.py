@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import json
-from importlib import resources
+from pathlib import Path
 
 import attrs
 
@@ -64,7 +64,8 @@ class Declared:
 @functools.cache
 def table() -> dict[str, CppDep]:
     """Every known dependency name (read once)."""
-    text = resources.files("kernel_builder").joinpath("data/cpp_dependencies.json").read_text("utf-8")
+    # The package's own file (not importlib.resources, whose import costs list-variants tempfile).
+    text = (Path(__file__).resolve().parent.parent / "data" / "cpp_dependencies.json").read_text("utf-8")
     raw = json.loads(text)
     providers = {
         name: Provider(name, data["wheel"], tuple(data["includes"])) for name, data in raw["providers"].items()
