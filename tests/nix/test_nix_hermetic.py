@@ -20,7 +20,7 @@ import pytest
 from kernel_builder.flake import nix
 from kernel_builder.toolchain.pinned.lockfile import fixed_output_path, load_lock
 from nix_support import (
-    PINNED_RELU, PINNED_RELU_BUILT, PINNED_RELU_CPU, PINNED_RELU_CUDA, PYTHON, REPO, commit_all, copy_kernel, kernel_builder,
+    PINNED_RELU, PINNED_RELU_BUILT, PINNED_RELU_CPU, PINNED_RELU_CROSS_CPU, PINNED_RELU_CUDA, PYTHON, REPO, commit_all, copy_kernel, kernel_builder,
     run_with_kernels, salt_sources,
 )
 
@@ -256,8 +256,9 @@ def test_freshly_initialised_kernel_builds_checks_and_develops_with_plain_nix(tm
     commit_all(kernel)
     assert f'inputs.kernel-builder.url = "git+file://{REPO}";' in (kernel / "flake.nix").read_text()
     done = plain_nix("run", "-j", "2", "--cores", "1", ".#build-variants", cwd=kernel)
-    assert "copied 3 variant(s)" in done.stderr
-    assert sorted(p.name for p in (kernel / "build").iterdir()) == ["CARD.md", "benchmarks", CPU212, CPU213, CPU214]
+    assert "copied 4 variant(s)" in done.stderr  # the x86_64 CPU bundle and the cross-built aarch64 one
+    built = sorted(p.name for p in (kernel / "build").iterdir())
+    assert built == sorted(["CARD.md", "benchmarks", CPU212, CPU213, CPU214, *PINNED_RELU_CROSS_CPU])
     plain_nix("flake", "check", "-j", "2", cwd=kernel)
     shell = plain_nix("develop", f".#devShells.x86_64-linux.{CPU213}", "-c", "bash", "-c",
                       'echo "$(command -v g++) $toolchainPython"', cwd=kernel).stdout.split()
