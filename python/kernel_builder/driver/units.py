@@ -83,14 +83,15 @@ def compile_unit(plan_dir: Path, source: str, file: Path, headers: Path | None, 
     argv = [_here(arg) for arg in unit.command]
     done = subprocess.run(argv, cwd=_here(unit.directory), capture_output=True, text=True, check=False)
     output = done.stdout + done.stderr
+    # The compiler's messages as it wrote them, warnings included, in the object's log (where
+    # flake.failure.explain finds the first error, as in a whole-variant build's log).
+    sys.stderr.write(output)
     if done.returncode != 0:
         raise BuildError(
-            f"compiling {source} for {plan.variant} failed (exit {done.returncode}); the compiler said:\n"
-            + "".join(f"  {line}\n" for line in output.splitlines())
-            + f"command:\n  {' '.join(argv)}",
+            f"compiling {source} for {plan.variant} failed (exit {done.returncode}); the compiler's messages are above\n"
+            f"command:\n  {' '.join(argv)}",
             hint=f"fix {source}",
         )
-    sys.stderr.write(output)  # warnings stay in the object's log
     out.mkdir(parents=True, exist_ok=True)
     dest = out / OBJECT
     shutil.copyfile(obj, dest)
