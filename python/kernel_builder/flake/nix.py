@@ -48,6 +48,7 @@ __all__ = [
     "nix_env",
     "nix_executable",
     "parse_log_line",
+    "per_object_parts",
     "run_nix",
     "shell_command",
     "target_of",
@@ -535,6 +536,16 @@ def input_closure(drvs: dict[str, Any]) -> list[str]:
     if not roots:
         return []
     return sorted(set(run_nix(["-qR", *roots], program="nix-store").stdout.split()))
+
+
+def per_object_parts(drvs: Sequence[str], keys: Sequence[str]) -> list[str]:
+    """The .drv files of the plan, objects and link of these variant derivations (of the
+    variants named by ``keys``; see ``part_owner``), from their derivation closure: what
+    `cache push --objects` pushes the outputs of. A monolithic variant has none."""
+    if not drvs:
+        return []
+    closure = run_nix(["-qR", *drvs], program="nix-store").stdout.split()
+    return sorted(p for p in closure if p.endswith(".drv") and part_owner(p, keys))
 
 
 def derivation_outputs(drvs: Sequence[str]) -> list[str]:
