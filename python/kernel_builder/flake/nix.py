@@ -178,7 +178,7 @@ class BuildEvent:
     """One thing nix reported.
 
     ``start``/``stop`` of a derivation build (``machine``: the remote builder's URI, empty
-    when built here), a ``log`` line, a ``substitute`` (``path`` fetched from the cache
+    when built here), a ``log`` line (``machine``: where its derivation builds), a ``substitute`` (``path`` fetched from the cache
     ``machine``), a ``builder-error`` (``machine`` could not be used, ``text`` says why),
     an ``untrusted`` substitute (``path`` in cache ``machine`` lacks a trusted signature),
     an ``error``, or ``progress``: nix's count of builds changed (``text``: "DONE RUNNING
@@ -445,7 +445,7 @@ def build(
                 if drv is None:
                     continue
                 logs[drv].append(event.text)
-                event = BuildEvent("log", drv=drv, text=event.text)
+                event = BuildEvent("log", drv=drv, text=event.text, machine=machines.get(drv, ""))
             elif event.kind == "error":
                 event = attrs.evolve(event, text=explain(event.text))
                 errors.append(event.text)
