@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import IO
 
-__all__ = ["LoopbackRemote", "free_port", "start_remote"]
+__all__ = ["LoopbackRemote", "free_port", "several", "start_remote"]
 
 NIX_CONF = """experimental-features = nix-command flakes
 build-users-group =
@@ -131,3 +131,18 @@ def start_remote(root: Path, *, timeout: float = 15.0) -> LoopbackRemote:
         time.sleep(0.1)
     remote.stop()
     raise RuntimeError(f"sshd did not listen on 127.0.0.1:{port} within {timeout}s")
+
+
+def several(remotes: list[LoopbackRemote], config: Path) -> tuple[str, dict[str, str]]:
+    """``--builders`` and the environment for building on all REMOTES at once.
+
+    They all listen on 127.0.0.1, and Nix 2.8's builder URI has no port, so each gets a host
+    alias ``kb-remote-N`` in an ssh config file (its port and key) that ``NIX_SSHOPTS``
+    names; Nix then tells them apart, and its log says ``on 'ssh://root@kb-remote-N'``.
+    """
+    hosts = "".join(f"Host kb-remote-{i}\n  HostName 127.0.0.1\n  Port {r.port}\n  IdentityFile {r.key}\n"
+                    for i, r in enumerate(remotes))
+    config.write_text(hosts + "Host *\n  StrictHostKeyChecking no\n  UserKnownHostsFile /dev/null\n"
+                      "  LogLevel ERROR\n  BatchMode yes\n")
+    builders = " ; ".join(f"ssh://root@kb-remote-{i} x86_64-linux {r.key} 1" for i, r in enumerate(remotes))
+    return builders, {**os.environ, "NIX_SSHOPTS": f"-F {config}"}

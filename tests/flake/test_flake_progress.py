@@ -114,3 +114,15 @@ def test_a_printed_nix_command_works_pasted_into_a_plain_shell(tmp_path: Path) -
     done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, env=plain, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "1"
+
+
+@pytest.mark.parametrize(("machine", "said"), [("ssh://root@b1", "building v on ssh://root@b1"), ("", "building v")])
+def test_a_variant_is_said_to_build_where_its_first_part_builds(machine: str, said: str) -> None:
+    """Per object: a variant's plan logs before the variant's own derivation starts; the row
+    is announced on the machine that part builds on (the variant's start then settles it)."""
+    rows = {"v": VariantRow("v")}
+    recorder = Recorder()
+    tracker = flake_build._Tracker(rows, recorder, 0)
+    tracker.on_event(nix.BuildEvent("log", drv="/nix/store/x-k-v-plan.drv", text="planning", machine=machine, target="v"))
+    assert [line for _, line in recorder.lines] == [said]
+    assert rows["v"].status is RowStatus.BUILDING

@@ -23,6 +23,9 @@ from nix_support import PYTHON, REPO, commit_all, copy_kernel, kernel_builder, r
 from remote_support import LoopbackRemote, free_port, start_remote
 
 CPU213 = "torch213-cxx11-cpu-x86_64-linux"
+# relu's CPU variant is built per object (docs/nix.md): these derivations make its module
+RELU_PARTS = sorted(f"relu-{CPU213}-{part}" for part in
+                    ("plan", "obj-relu_cpu-relu_cpu.cpp", "obj-torch-ext-torch_binding.cpp", "link"))
 LOAD_RELU = """
 import json, torch
 from pathlib import Path
@@ -137,7 +140,8 @@ def test_a_cache_needs_a_trusted_key(tmp_path: Path) -> None:
 # -- a loopback remote and a file:// cache ------------------------------------------------------
 
 def cli_env(remote: LoopbackRemote | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    """The CLI of this checkout (a git worktree's too, not only the installed one)."""
+    env = {**os.environ, "PYTHONPATH": str(REPO / "python")}
     return remote.env(env) if remote else env
 
 
@@ -290,7 +294,8 @@ def test_a_fresh_store_builds_a_changed_variant_with_the_toolchain_from_the_cach
     key = (keys / "team-cache-1.pub").read_text().strip()
     done = fresh.ssh(f"nix-store -r {drv} --option substituters file://{cache_dir} --option trusted-public-keys '{key}'")
     built = re.findall(r"building '(/nix/store/[^']+)'", done.stderr)
-    assert built == [drv]  # the variant, and no toolchain derivation
+    names = sorted(Path(b).name.split("-", 1)[1].removesuffix(".drv") for b in built)
+    assert drv in built and names == sorted([*RELU_PARTS, f"relu-{CPU213}"])  # and no toolchain derivation
     for part in ("kb-env-torch2.13", "kb-cc-gcc12", "kb-runtime"):
         assert re.search(rf"copying path '/nix/store/[a-z0-9]+-{part}' from 'file://{cache_dir}'", done.stderr), part
 
@@ -352,3 +357,30 @@ def test_plain_nix_substitutes_from_the_cache_the_flake_names(
     done = plain("build", "--no-link", installable, "--option", "substituters", f"file://{cache_dir}",
                  "--option", "trusted-public-keys", key)
     assert f"copying path '{output}' from 'file://{cache_dir}'" in done.stderr and "building" not in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_push_objects_adds_the_plan_objects_and_link(
+    relu: Path, remote_build: dict[str, object], fresh: LoopbackRemote, keys: Path, tmp_path: Path,
+) -> None:
+    def push(cache: Path, *extra: str) -> dict[str, object]:
+        done = kernel_builder("cache", "push", str(relu), "--to", f"file://{cache}", "--secret-key",
+                              str(keys / "team-cache-1.sec"), "--variant", CPU213, "--variants-only", *extra,
+                              "--json", env=cli_env())
+        return json.loads(done.stdout)
+
+    kernel_builder("build", str(relu), "--variant", CPU213, env=cli_env())  # here again, if a test above forgot it
+    with_objects = push(tmp_path / "with", "--objects")
+    parts = [str(p) for p in with_objects["parts"]]  # type: ignore[attr-defined]
+    assert sorted(Path(p).name.split("-", 1)[1] for p in parts) == RELU_PARTS
+    signed = nix.cache_path_info(f"file://{tmp_path / 'with'}", parts)
+    assert {p: signed.get(p) for p in parts} == {p: ["team-cache-1"] for p in parts}
+    without = push(tmp_path / "without")
+    assert without["parts"] == [] and nix.cache_path_info(f"file://{tmp_path / 'without'}", parts) == {}
+    # a store that trusts the key fetches an object instead of compiling it
+    obj = next(p for p in parts if "-obj-relu_cpu-" in p)
+    key = (keys / "team-cache-1.pub").read_text().strip()
+    done = fresh.ssh(f"nix-store -r {obj} --option substituters file://{tmp_path / 'with'} "
+                     f"--option trusted-public-keys '{key}'")
+    assert f"copying path '{obj}' from 'file://{tmp_path / 'with'}'" in done.stderr and "building" not in done.stderr

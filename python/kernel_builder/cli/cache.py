@@ -57,9 +57,11 @@ def key_cmd(name: str, out_dir: Path) -> None:
 @click.option("--variant", "variants", multiple=True, metavar="NAME", help="Push only this variant (repeatable).")
 @click.option("--backend", "backends", multiple=True, metavar="NAME", help="Push only variants of this backend (repeatable).")
 @click.option("--variants-only", is_flag=True, help="Push the variant outputs without their toolchain closure (enough for machines that only fetch, not for ones that build).")
+@click.option("--objects", is_flag=True, help="Also push each variant's per-object parts (plan, one object per source, link), "
+              "so a store that trusts the key rebuilds only the objects of the sources a change touched.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was pushed as JSON on stdout.")
 def push_cmd(directory: Path, url: str, secret_key: Path, variants: tuple[str, ...], backends: tuple[str, ...],
-             variants_only: bool, as_json: bool) -> None:
+             variants_only: bool, objects: bool, as_json: bool) -> None:
     """Sign and push the built variants of the kernel in DIRECTORY, with their toolchain.
 
     \b
@@ -68,11 +70,14 @@ def push_cmd(directory: Path, url: str, secret_key: Path, variants: tuple[str, .
     from: the pinned toolchain (runtime, compiler, Python, torch environment) and the
     sources. A store that trusts the key then fetches an unchanged variant instead of
     building it, and builds a changed one without building a toolchain. Paths already in
-    the cache are skipped, so pushing again is cheap.
+    the cache are skipped, so pushing again is cheap. With --objects, a variant built per
+    translation unit also pushes its plan, objects and link (those this store holds):
+    then a one-file change fetches the other objects and compiles one.
     Examples:
       kernel-builder cache push examples/relu --to file:///srv/cache --secret-key keys/team-cache-1.sec
       kernel-builder cache push . --to 's3://kernels-cache?region=eu-west-1' --secret-key $CACHE_KEY_FILE
       kernel-builder cache push . --to /srv/cache --secret-key keys/team-cache-1.sec --variant torch213-cxx11-cpu-x86_64-linux
+      kernel-builder cache push . --to /srv/cache --secret-key keys/team-cache-1.sec --objects
     """
     from kernel_builder.flake import nix  # lazy: the nix driver and flake modules are cache-only
     from kernel_builder.flake.cache import cache_url, secret_key_name  # lazy: as nix
@@ -97,15 +102,27 @@ def push_cmd(directory: Path, url: str, secret_key: Path, variants: tuple[str, .
             "none of the selected variants is built on this machine",
             hint=f"run `kernel-builder build {directory}` first (the cache gets what this store holds)",
         )
-    paths = sorted(out for _, out in ready.values())
-    if not variants_only:
-        paths = sorted(set(paths) | set(nix.input_closure({drv: drvs[drv] for drv, _ in ready.values()})))
-    output.note(f"pushing {len(ready)} variant(s) and {len(paths) - len(ready)} toolchain/source path(s) to {target}, "
-                f"signed with {key_name}")
+    outs = {out for _, out in ready.values()}
+    parts = _held_parts([drv for drv, _ in ready.values()], sorted(ready)) if objects else []
+    closure = set() if variants_only else set(nix.input_closure({drv: drvs[drv] for drv, _ in ready.values()}))
+    others = closure - outs - set(parts)
+    paths = sorted(outs | set(parts) | others)
+    output.note(f"pushing {len(ready)} variant(s), {len(parts)} per-object part(s) and {len(others)} "
+                f"toolchain/source path(s) to {target}, signed with {key_name}")
     start = time.monotonic()
     nix.copy_to_cache(target, paths, secret_key.resolve())
     seconds = time.monotonic() - start
     if as_json:
         output.result_json({"cache": target, "key": key_name, "variants": {v: out for v, (_, out) in sorted(ready.items())},
-                            "skipped": missing, "paths": len(paths), "seconds": round(seconds, 2)})
+                            "skipped": missing, "parts": parts, "paths": len(paths), "seconds": round(seconds, 2)})
     output.note(f"pushed {', '.join(sorted(ready))} ({len(paths)} store paths, {seconds:.1f}s)")
+
+
+def _held_parts(drvs: list[str], variants: list[str]) -> list[str]:
+    """Outputs of the variants' plans, objects and links that this store holds (a variant
+    fetched from a cache, or built monolithically, has none here; nothing to push then)."""
+    from kernel_builder.flake import nix  # lazy: as in push
+
+    outputs = nix.derivation_outputs(nix.per_object_parts(drvs, variants))
+    absent = set(nix.invalid_paths(outputs))
+    return sorted(out for out in outputs if out not in absent)

@@ -359,6 +359,8 @@ class _Tracker:
             row.log.append(event.text)
             row.last_log = now
             if row.status is RowStatus.QUEUED:
+                if row.drv is None:  # a per-object part logs first: the variant starts where it builds
+                    row.where = event.machine or "local"
                 row.status, row.started = RowStatus.BUILDING, now
                 self.observer.changed(row, f"building {row.name}" + (f" on {row.where}" if row.where != "local" else ""))
             self.observer.log(row, event.text)

@@ -49,6 +49,7 @@ __all__ = [
     "nix_env",
     "nix_executable",
     "parse_log_line",
+    "per_object_parts",
     "run_nix",
     "shell_command",
     "target_of",
@@ -178,7 +179,7 @@ class BuildEvent:
     """One thing nix reported.
 
     ``start``/``stop`` of a derivation build (``machine``: the remote builder's URI, empty
-    when built here), a ``log`` line, a ``substitute`` (``path`` fetched from the cache
+    when built here), a ``log`` line (``machine``: where its derivation builds), a ``substitute`` (``path`` fetched from the cache
     ``machine``), a ``builder-error`` (``machine`` could not be used, ``text`` says why),
     an ``untrusted`` substitute (``path`` in cache ``machine`` lacks a trusted signature),
     an ``error``, or ``progress``: nix's count of builds changed (``text``: "DONE RUNNING
@@ -441,7 +442,7 @@ def build(
                 if drv is None:
                     continue
                 logs[drv].append(event.text)
-                event = BuildEvent("log", drv=drv, text=event.text)
+                event = BuildEvent("log", drv=drv, text=event.text, machine=machines.get(drv, ""))
             elif event.kind == "error":
                 event = attrs.evolve(event, text=explain(event.text))
                 errors.append(event.text)
@@ -532,6 +533,16 @@ def input_closure(drvs: dict[str, Any]) -> list[str]:
     if not roots:
         return []
     return sorted(set(run_nix(["-qR", *roots], program="nix-store").stdout.split()))
+
+
+def per_object_parts(drvs: Sequence[str], keys: Sequence[str]) -> list[str]:
+    """The .drv files of the plan, objects and link of these variant derivations (of the
+    variants named by ``keys``; see ``part_owner``), from their derivation closure: what
+    `cache push --objects` pushes the outputs of. A monolithic variant has none."""
+    if not drvs:
+        return []
+    closure = run_nix(["-qR", *drvs], program="nix-store").stdout.split()
+    return sorted(p for p in closure if p.endswith(".drv") and part_owner(p, keys))
 
 
 def derivation_outputs(drvs: Sequence[str]) -> list[str]:
