@@ -33,6 +33,7 @@ __all__ = [
     "TorchNoarch",
     "TvmFfi",
     "Framework",
+    "FRAMEWORK_KEYS",
     "Kernel",
     "Build",
     "KERNEL_BACKENDS",
@@ -254,6 +255,9 @@ class TvmFfi:
 
 
 Framework = Union[Torch, TorchNoarch, TvmFfi]
+
+# The build.toml table of each framework: the reader picks the class by it, the writer the key.
+FRAMEWORK_KEYS: dict[str, type[Framework]] = {"torch": Torch, "torch-noarch": TorchNoarch, "tvm-ffi": TvmFfi}
 
 
 @attrs.frozen

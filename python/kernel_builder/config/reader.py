@@ -29,6 +29,7 @@ from kernel_builder.config.model import (
     Backend,
     Build,
     CppDependency,
+    FRAMEWORK_KEYS,
     CudaGeneral,
     General,
     GitUrl,
@@ -48,9 +49,8 @@ from kernel_builder.config.model import (
 from kernel_builder.config.positions import Path
 from kernel_builder.config.problems import Problems, describe
 
-__all__ = ["ReadOptions", "read_build", "FRAMEWORK_KEYS"]
+__all__ = ["ReadOptions", "read_build"]
 
-FRAMEWORK_KEYS = {"torch": Torch, "torch-noarch": TorchNoarch, "tvm-ffi": TvmFfi}
 _U64_MAX = 2**64 - 1
 
 
