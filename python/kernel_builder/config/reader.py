@@ -25,11 +25,11 @@ import attrs
 
 from kernel_builder.ids import RepoId
 from kernel_builder.config.model import (
+    FRAMEWORK_KEYS,
     KERNEL_BACKENDS,
     Backend,
     Build,
     CppDependency,
-    FRAMEWORK_KEYS,
     CudaGeneral,
     General,
     GitUrl,
