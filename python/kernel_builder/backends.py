@@ -13,6 +13,8 @@ import enum
 
 import attrs
 
+from kernel_builder._repr import fields_repr
+
 __all__ = ["Backend", "BackendSpec", "BACKENDS", "spec", "versioned", "by_token", "from_torch_versions"]
 
 
@@ -44,6 +46,7 @@ class Backend(str, enum.Enum):
 @attrs.frozen
 class BackendSpec:
     """What one backend is, for names, builds and probes."""
+    __repr__ = fields_repr
 
     backend: Backend
     token: str  # in a variant name: the prefix of a versioned backend (``cu``), else the name

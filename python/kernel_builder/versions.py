@@ -12,6 +12,8 @@ import re
 
 import attrs
 
+from kernel_builder._repr import fields_repr
+
 __all__ = ["Version", "MajorMinor", "major_minor", "optional_major_minor", "format_major_minor"]
 
 MajorMinor = tuple[int, int]
@@ -28,6 +30,7 @@ class Version:
     ``Version.parse("2.10.0") == Version((2, 10))``; ``str()`` joins the parts with dots;
     ordering compares the integer tuples.
     """
+    __repr__ = fields_repr
 
     parts: tuple[int, ...]
 

@@ -18,6 +18,7 @@ from typing import Any
 import attrs
 
 from kernel_builder import _files
+from kernel_builder._repr import fields_repr
 from kernel_builder.config.model import CURRENT_EDITION, Build
 from kernel_builder.config.positions import Positions, scan
 from kernel_builder.config.problems import BuildTomlError, Problem, Problems, describe
@@ -35,6 +36,7 @@ _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 @attrs.frozen
 class Parsed:
     """A read build.toml: the model, the edition the file is written in, and warnings."""
+    __repr__ = fields_repr
 
     build: Build
     edition: int

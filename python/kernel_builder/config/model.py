@@ -14,6 +14,7 @@ from typing import Union
 
 import attrs
 
+from kernel_builder._repr import fields_repr
 from kernel_builder.backends import Backend
 from kernel_builder.versions import Version
 
@@ -57,6 +58,7 @@ _URL = re.compile(r"^(?P<scheme>[a-z+]+)://(?P<rest>\S+)$")
 @attrs.frozen
 class GitUrl:
     """A git URL (scheme URL or SCP-like ``user@host:path``); the original text is kept."""
+    __repr__ = fields_repr
 
     original: str
 
@@ -146,6 +148,7 @@ class CppDependency(str, enum.Enum):
 @attrs.frozen
 class KernelDependency:
     """Another Hub kernel this one needs: exactly one of ``version`` or ``revision``."""
+    __repr__ = fields_repr
 
     repo_id: str
     version: int | None = None
@@ -158,12 +161,16 @@ class KernelDependency:
 
 @attrs.frozen
 class Hub:
+    __repr__ = fields_repr
+
     repo_id: str | None = None
     branch: str | None = None
 
 
 @attrs.frozen
 class CudaGeneral:
+    __repr__ = fields_repr
+
     minver: Version | None = None
     maxver: Version | None = None
     kernel_depends: tuple[KernelDependency, ...] = ()
@@ -172,23 +179,31 @@ class CudaGeneral:
 
 @attrs.frozen
 class NeuronGeneral:
+    __repr__ = fields_repr
+
     kernel_depends: tuple[KernelDependency, ...] = ()
     python_depends: tuple[str, ...] = ()
 
 
 @attrs.frozen
 class TpuGeneral:
+    __repr__ = fields_repr
+
     python_depends: tuple[str, ...] = ()
 
 
 @attrs.frozen
 class XpuGeneral:
+    __repr__ = fields_repr
+
     kernel_depends: tuple[KernelDependency, ...] = ()
     python_depends: tuple[str, ...] = ()
 
 
 @attrs.frozen
 class General:
+    __repr__ = fields_repr
+
     name: str = attrs.field(validator=lambda _i, _a, v: validate_kernel_name(v))
     version: int
     license: str
@@ -221,6 +236,7 @@ class General:
 @attrs.frozen
 class Torch:
     """``[torch]``: an ahead-of-time compiled Torch extension."""
+    __repr__ = fields_repr
 
     src: tuple[str, ...] = ()
     include: tuple[str, ...] | None = None
@@ -240,6 +256,7 @@ class Torch:
 @attrs.frozen
 class TorchNoarch:
     """``[torch-noarch]``: a pure Python (Triton/JIT) kernel, one variant per backend."""
+    __repr__ = fields_repr
 
     pyext: tuple[str, ...] | None = None
     cuda_capabilities: tuple[str, ...] | None = None
@@ -248,6 +265,8 @@ class TorchNoarch:
 
 @attrs.frozen
 class TvmFfi:
+    __repr__ = fields_repr
+
     src: tuple[str, ...]
     include: tuple[str, ...] | None = None
     pyext: tuple[str, ...] | None = None
@@ -267,6 +286,7 @@ class Kernel:
     Backend-specific keys are ``None`` when absent; the readers reject keys that do not
     belong to the component's backend.
     """
+    __repr__ = fields_repr
 
     backend: Backend
     src: tuple[str, ...]
@@ -292,6 +312,7 @@ def _relative_dir(path: str) -> str:
 @attrs.frozen
 class Build:
     """A whole build.toml: general settings, one framework, and compiled components."""
+    __repr__ = fields_repr
 
     general: General
     framework: Torch | TorchNoarch | TvmFfi

@@ -15,6 +15,8 @@ from collections.abc import Hashable
 
 import attrs
 
+from kernel_builder._repr import fields_repr
+
 __all__ = ["Positions", "Path", "scan"]
 
 Path = tuple[Hashable, ...]  # str keys and int array indexes
@@ -27,6 +29,7 @@ _WS = " \t"
 @attrs.frozen
 class Positions:
     """Positions of one document: ``keys`` (key or table header) and ``values``."""
+    __repr__ = fields_repr
 
     keys: dict[Path, Location]
     values: dict[Path, Location]

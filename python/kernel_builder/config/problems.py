@@ -13,6 +13,7 @@ from collections.abc import Hashable, Iterable
 
 import attrs
 
+from kernel_builder._repr import fields_repr
 from kernel_builder.errors import ConfigError
 from kernel_builder.config.positions import Path, Positions
 
@@ -55,6 +56,7 @@ def describe(value: object) -> str:
 @attrs.frozen
 class Problem:
     """One problem (or warning) at one key path of one file."""
+    __repr__ = fields_repr
 
     file: str
     path: Path
@@ -71,6 +73,7 @@ class Problem:
 @attrs.define
 class Problems:
     """A collector of problems for one file; ``positions`` gives them line:column."""
+    __repr__ = fields_repr
 
     file: str
     positions: Positions | None = None

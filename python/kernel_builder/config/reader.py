@@ -23,6 +23,7 @@ from typing import Any
 
 import attrs
 
+from kernel_builder._repr import fields_repr
 from kernel_builder.ids import RepoId
 from kernel_builder.config.model import (
     FRAMEWORK_KEYS,
@@ -67,6 +68,7 @@ class ReadOptions:
     """How to read: the edition's schema, whether to check the dependency registry,
     whether this read migrates a legacy file (so v3 needs a license), and the kernel
     directory that source paths must exist in (``None``: check their form only)."""
+    __repr__ = fields_repr
 
     edition: int
     check_registry: bool = True
@@ -76,6 +78,8 @@ class ReadOptions:
 
 @attrs.define
 class _Ctx:
+    __repr__ = fields_repr
+
     options: ReadOptions
     problems: Problems
     warnings: Problems
@@ -86,6 +90,8 @@ Reader = Callable[[_Ctx, Any, Path], Any]
 
 @attrs.frozen
 class Field:
+    __repr__ = fields_repr
+
     key: str
     attr: str
     read: Reader

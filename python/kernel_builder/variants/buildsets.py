@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from kernel_builder._repr import fields_repr
 from kernel_builder._source import nix_data_file
 from kernel_builder.config.model import Backend, Version
 from kernel_builder.errors import ConfigError
@@ -61,6 +62,7 @@ class BuildSet:
     Versions are kept as written in the file (``"13.0"``, ``"2025.3.2"``); the ``*_v``
     properties give comparable ``Version`` values.
     """
+    __repr__ = fields_repr
 
     torch: str
     backend: Backend
@@ -217,6 +219,7 @@ def load_build_sets(
 @attrs.frozen
 class DefaultBounds:
     """The file's ``defaultBounds``: what a build.toml without minver/maxver gets (``None``: unbounded)."""
+    __repr__ = fields_repr
 
     torch_min: Version | None = None
     torch_max: Version | None = None

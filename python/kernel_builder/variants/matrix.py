@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
+from kernel_builder._repr import fields_repr
 from kernel_builder.config.model import Backend, Build, Torch, TvmFfi, Version
 from kernel_builder.variants.buildsets import BuildSet, DefaultBounds, all_systems, default_bounds
 from kernel_builder.variants.names import BackendInfo, Variant
@@ -41,6 +42,7 @@ __all__ = [
 @attrs.frozen
 class MatrixVariant:
     """One variant of the matrix and the build set it is built from."""
+    __repr__ = fields_repr
 
     variant: Variant
     build_set: BuildSet
@@ -96,6 +98,7 @@ class MatrixVariant:
 @attrs.frozen
 class Decision:
     """What happened to one build set: ``variant`` is set when it is in."""
+    __repr__ = fields_repr
 
     build_set: BuildSet
     reason: str
@@ -108,12 +111,16 @@ class Decision:
 
 @attrs.frozen
 class Skipped:
+    __repr__ = fields_repr
+
     build_set: BuildSet
     reason: str
 
 
 @attrs.frozen
 class MatrixResult:
+    __repr__ = fields_repr
+
     variants: tuple[MatrixVariant, ...]
     skipped: tuple[Skipped, ...]
     decisions: tuple[Decision, ...]

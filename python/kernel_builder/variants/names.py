@@ -23,6 +23,7 @@ import re
 
 import attrs
 
+from kernel_builder._repr import fields_repr
 from kernel_builder.backends import BACKENDS, Backend, by_token, spec
 from kernel_builder.versions import major_minor as _major_minor
 from kernel_builder.versions import optional_major_minor as _optional_major_minor
@@ -81,6 +82,7 @@ class BackendInfo:
     ``version`` is ``None`` for cpu, metal, neuron and tpu. Any version is a valid machine
     fact; ``Variant`` checks that its compute part can be written in a name and read back.
     """
+    __repr__ = fields_repr
 
     name: Backend = attrs.field(converter=_backend_name)
     version: tuple[int, int] | None = attrs.field(default=None, converter=_optional_major_minor)
@@ -143,6 +145,7 @@ class Variant:
     no tag (only Torch arch names carry one). Noarch variants have only ``noarch``: the text
     after ``torch-`` (normally a backend name; the loader also meets ``universal``).
     """
+    __repr__ = fields_repr
 
     kind: Kind = attrs.field(converter=Kind)
     version: tuple[int, int] | None = attrs.field(default=None, converter=_optional_major_minor)
