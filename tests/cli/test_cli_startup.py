@@ -67,3 +67,35 @@ def test_a_commands_help_imports_only_its_cli_module() -> None:
         assert "Usage: kernel-builder" in done.stdout
         loaded = set(done.stderr.split())
         assert loaded == {"kernel_builder", "kernel_builder.cli", "kernel_builder.cli.output", "kernel_builder.errors", module}, command
+
+
+def test_a_command_that_logs_nothing_never_imports_logging() -> None:
+    variants, (imported,) = probe(
+        f"sys.argv = ['kernel-builder', 'list-variants', '--json', {RELU!r}]\n"
+        "from kernel_builder.cli import main\n"
+        "main()\n"
+        "print('logging' in sys.modules, file=sys.stderr)\n"
+    )
+    assert variants and imported == "False"
+
+
+def test_a_module_that_imports_logging_after_the_command_started_still_reaches_the_console() -> None:
+    """install_logging waits for logging's import (cli/output.py); records of a module loaded
+    later (a command's lazy library import) come out as warning:/note lines, once."""
+    done = subprocess.run(
+        [sys.executable, "-c", (
+            "import sys\n"
+            "from kernel_builder.cli import output\n"
+            "output.install_logging()\n"
+            "output.install_logging()\n"
+            "assert 'logging' not in sys.modules\n"
+            "import logging\n"
+            "logging.getLogger('kernel_builder.late').warning('late %s', 'warning')\n"
+            "logging.getLogger('kernel_builder.late').info('a note')\n"
+            "logging.getLogger('kernel_builder.late').debug('not shown')\n"
+            "assert logging.__loader__.get_source('logging')\n"
+        )],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines() == ["warning: late warning", "a note"]

@@ -8,7 +8,6 @@ refused unless the caller migrates it (``update-build``).
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import tomllib
@@ -25,8 +24,6 @@ from kernel_builder.config.problems import BuildTomlError, Problem, Problems, de
 from kernel_builder.config.reader import ReadOptions, read_build
 
 __all__ = ["Parsed", "parse", "load", "loads", "build_toml_path", "UPDATE_HINT"]
-
-log = logging.getLogger(__name__)
 
 UPDATE_HINT = "run `kernel-builder update-build` in the kernel directory to rewrite build.toml as edition 5"
 MAX_DEPTH = 32  # the schema needs 4; the readers and the position scanner recurse
@@ -201,7 +198,9 @@ def emit_warnings(warnings: tuple[Problem, ...]) -> None:
         text = str(warning)
         if text not in _emitted:
             _emitted.add(text)
-            log.warning("%s", text)
+            import logging  # lazy: most reads warn of nothing, and a command that logs nothing skips importing logging
+
+            logging.getLogger(__name__).warning("%s", text)
 
 
 def load(path: str | os.PathLike[str], *, check_sources: bool = False) -> Build:
