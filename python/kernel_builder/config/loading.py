@@ -30,7 +30,7 @@ MAX_DEPTH = 32  # the schema needs 4; the readers and the position scanner recur
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Parsed:
     """A read build.toml: the model, the edition the file is written in, and warnings."""
     __repr__ = fields_repr

@@ -70,7 +70,7 @@ class Problem:
         return f"{where}: {key}: {self.message}" if key else f"{where}: {self.message}"
 
 
-@attrs.define
+@attrs.define(eq=False)
 class Problems:
     """A collector of problems for one file; ``positions`` gives them line:column."""
     __repr__ = fields_repr

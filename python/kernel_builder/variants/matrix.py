@@ -95,7 +95,7 @@ class MatrixVariant:
         }
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Decision:
     """What happened to one build set: ``variant`` is set when it is in."""
     __repr__ = fields_repr
@@ -109,7 +109,7 @@ class Decision:
         return self.variant is not None
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Skipped:
     __repr__ = fields_repr
 
@@ -117,7 +117,7 @@ class Skipped:
     reason: str
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class MatrixResult:
     __repr__ = fields_repr
 
