@@ -10,8 +10,8 @@ import click
 from kernel_builder.cli import output
 from kernel_builder.config import load
 from kernel_builder.config.model import Backend, Version
-from kernel_builder.toolchain.pinned.availability import why_not_pinned
-from kernel_builder.toolchain.pinned.lockrequests import served_build_sets
+from kernel_builder.toolchain.pinned.availability import unpinned_reason
+from kernel_builder.toolchain.pinned.lockrequests import lock_facts, served_build_sets
 from kernel_builder.variants.buildsets import all_systems, current_system, load_build_sets
 from kernel_builder.variants.matrix import MatrixVariant, matrix
 
@@ -70,8 +70,12 @@ def list_variants(
         result = result.bundle_only()
     archs = _narrowed_archs(build, result.variants, cuda_capabilities) if cuda_capabilities else {}
 
+    lock_system, pypi_cuda = lock_facts()  # read once, for every variant that is not buildable here
+
     def why_not(v: MatrixVariant) -> str:
-        return why_not_pinned(v.torch, v.backend.value, v.backend_version, v.build_set.system)
+        return unpinned_reason(
+            v.torch, v.backend.value, v.backend_version, v.build_set.system, lock_system=lock_system, pypi_cuda=pypi_cuda
+        )
 
     if as_json:
         variants = [
