@@ -11,6 +11,7 @@ import re
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
 from kernel_builder._repr import fields_repr
 
 __all__ = ["RepoId", "REPO_ID_RULE"]
@@ -23,6 +24,8 @@ REPO_ID_RULE = "ORG/NAME (letters, digits, '-', '_', '.'; no '..')"
 class RepoId:
     """A Hub repository id; ``str()`` is the wire form ``org/name``."""
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     org: str
     name: str

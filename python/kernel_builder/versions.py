@@ -12,6 +12,7 @@ import re
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
 from kernel_builder._repr import fields_repr
 
 __all__ = ["Version", "MajorMinor", "major_minor", "optional_major_minor", "format_major_minor"]
@@ -31,6 +32,8 @@ class Version:
     ordering compares the integer tuples.
     """
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     parts: tuple[int, ...]
 

@@ -14,6 +14,7 @@ from typing import Union
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
 from kernel_builder._repr import fields_repr
 from kernel_builder.backends import Backend
 from kernel_builder.versions import Version
@@ -59,6 +60,8 @@ _URL = re.compile(r"^(?P<scheme>[a-z+]+)://(?P<rest>\S+)$")
 class GitUrl:
     """A git URL (scheme URL or SCP-like ``user@host:path``); the original text is kept."""
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     original: str
 
@@ -149,6 +152,8 @@ class CppDependency(str, enum.Enum):
 class KernelDependency:
     """Another Hub kernel this one needs: exactly one of ``version`` or ``revision``."""
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     repo_id: str
     version: int | None = None
@@ -162,6 +167,8 @@ class KernelDependency:
 @attrs.frozen
 class Hub:
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     repo_id: str | None = None
     branch: str | None = None
@@ -170,6 +177,8 @@ class Hub:
 @attrs.frozen
 class CudaGeneral:
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     minver: Version | None = None
     maxver: Version | None = None
@@ -180,6 +189,8 @@ class CudaGeneral:
 @attrs.frozen
 class NeuronGeneral:
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     kernel_depends: tuple[KernelDependency, ...] = ()
     python_depends: tuple[str, ...] = ()
@@ -188,6 +199,8 @@ class NeuronGeneral:
 @attrs.frozen
 class TpuGeneral:
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     python_depends: tuple[str, ...] = ()
 
@@ -195,6 +208,8 @@ class TpuGeneral:
 @attrs.frozen
 class XpuGeneral:
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     kernel_depends: tuple[KernelDependency, ...] = ()
     python_depends: tuple[str, ...] = ()
@@ -203,6 +218,8 @@ class XpuGeneral:
 @attrs.frozen
 class General:
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     name: str = attrs.field(validator=lambda _i, _a, v: validate_kernel_name(v))
     version: int
@@ -237,6 +254,8 @@ class General:
 class Torch:
     """``[torch]``: an ahead-of-time compiled Torch extension."""
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     src: tuple[str, ...] = ()
     include: tuple[str, ...] | None = None
@@ -257,6 +276,8 @@ class Torch:
 class TorchNoarch:
     """``[torch-noarch]``: a pure Python (Triton/JIT) kernel, one variant per backend."""
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     pyext: tuple[str, ...] | None = None
     cuda_capabilities: tuple[str, ...] | None = None
@@ -266,6 +287,8 @@ class TorchNoarch:
 @attrs.frozen
 class TvmFfi:
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     src: tuple[str, ...]
     include: tuple[str, ...] | None = None
@@ -287,6 +310,8 @@ class Kernel:
     belong to the component's backend.
     """
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     backend: Backend
     src: tuple[str, ...]
@@ -313,6 +338,8 @@ def _relative_dir(path: str) -> str:
 class Build:
     """A whole build.toml: general settings, one framework, and compiled components."""
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     general: General
     framework: Torch | TorchNoarch | TvmFfi

@@ -13,6 +13,7 @@ from collections.abc import Hashable, Iterable
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
 from kernel_builder._repr import fields_repr
 from kernel_builder.errors import ConfigError
 from kernel_builder.config.positions import Path, Positions
@@ -57,6 +58,8 @@ def describe(value: object) -> str:
 class Problem:
     """One problem (or warning) at one key path of one file."""
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     file: str
     path: Path

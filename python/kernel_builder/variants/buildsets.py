@@ -25,6 +25,7 @@ from typing import Any
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
 from kernel_builder._repr import fields_repr
 from kernel_builder._source import nix_data_file
 from kernel_builder.config.model import Backend, Version
@@ -63,6 +64,8 @@ class BuildSet:
     properties give comparable ``Version`` values.
     """
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     torch: str
     backend: Backend
@@ -220,6 +223,8 @@ def load_build_sets(
 class DefaultBounds:
     """The file's ``defaultBounds``: what a build.toml without minver/maxver gets (``None``: unbounded)."""
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     torch_min: Version | None = None
     torch_max: Version | None = None

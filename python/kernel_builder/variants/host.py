@@ -12,6 +12,7 @@ import platform
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
 from kernel_builder._repr import fields_repr
 
 __all__ = ["Platform", "platform_names", "host_platform"]
@@ -25,6 +26,8 @@ _CPU_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
 class Platform:
     """A CPU architecture and an OS (``x86_64``, ``linux``)."""
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     cpu: str
     os: str

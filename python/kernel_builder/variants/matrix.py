@@ -24,6 +24,7 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
 from kernel_builder._repr import fields_repr
 from kernel_builder.config.model import Backend, Build, Torch, TvmFfi, Version
 from kernel_builder.variants.buildsets import BuildSet, DefaultBounds, all_systems, default_bounds
@@ -43,6 +44,8 @@ __all__ = [
 class MatrixVariant:
     """One variant of the matrix and the build set it is built from."""
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     variant: Variant
     build_set: BuildSet

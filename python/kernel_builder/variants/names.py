@@ -23,6 +23,7 @@ import re
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
 from kernel_builder._repr import fields_repr
 from kernel_builder.backends import BACKENDS, Backend, by_token, spec
 from kernel_builder.versions import major_minor as _major_minor
@@ -83,6 +84,8 @@ class BackendInfo:
     fact; ``Variant`` checks that its compute part can be written in a name and read back.
     """
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     name: Backend = attrs.field(converter=_backend_name)
     version: tuple[int, int] | None = attrs.field(default=None, converter=_optional_major_minor)
@@ -146,6 +149,8 @@ class Variant:
     after ``torch-`` (normally a backend name; the loader also meets ``universal``).
     """
     __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     kind: Kind = attrs.field(converter=Kind)
     version: tuple[int, int] | None = attrs.field(default=None, converter=_optional_major_minor)
