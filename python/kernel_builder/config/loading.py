@@ -27,7 +27,8 @@ __all__ = ["Parsed", "parse", "load", "loads", "build_toml_path", "UPDATE_HINT"]
 
 UPDATE_HINT = "run `kernel-builder update-build` in the kernel directory to rewrite build.toml as edition 5"
 MAX_DEPTH = 32  # the schema needs 4; the readers and the position scanner recurse
-_TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+# Patterns as text: re compiles one on first use (and caches it), not at every start-up.
+_TOML_POSITION = r"\s*\(at line (\d+), column (\d+)\)$"
 
 
 @attrs.frozen(eq=False)
@@ -44,7 +45,7 @@ class Parsed:
 
 def _syntax_error(file: str, exc: tomllib.TOMLDecodeError) -> BuildTomlError:
     message = str(exc)
-    match = _TOML_POSITION.search(message)
+    match = re.search(_TOML_POSITION, message)
     line = column = None
     if match:
         line, column = int(match[1]), int(match[2])

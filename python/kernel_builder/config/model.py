@@ -52,8 +52,9 @@ KERNEL_BACKENDS = frozenset({Backend.CPU, Backend.CUDA, Backend.METAL, Backend.R
 
 
 _GIT_SCHEMES = ("https", "http", "git", "ssh", "git+ssh", "git+https", "git+http")
-_SCP_LIKE = re.compile(r"^(?P<user>[^@/:\s]+)@(?P<host>[^:/\s]+):(?P<path>[^/\s].*)$")
-_URL = re.compile(r"^(?P<scheme>[a-z+]+)://(?P<rest>\S+)$")
+# Patterns as text: re compiles one on first use (and caches it), not at every start-up.
+_SCP_LIKE = r"^(?P<user>[^@/:\s]+)@(?P<host>[^:/\s]+):(?P<path>[^/\s].*)$"
+_URL = r"^(?P<scheme>[a-z+]+)://(?P<rest>\S+)$"
 
 
 @attrs.frozen
@@ -69,7 +70,7 @@ class GitUrl:
     def parse(cls, text: str) -> GitUrl:
         if not isinstance(text, str):
             raise ValueError(f"git URL must be a string, got {text!r}")
-        match = _URL.match(text)
+        match = re.match(_URL, text)
         if match:
             if match["scheme"] not in _GIT_SCHEMES:
                 raise ValueError(
@@ -77,7 +78,7 @@ class GitUrl:
                     f"expected one of {', '.join(_GIT_SCHEMES)}"
                 )
             return cls(text)
-        if _SCP_LIKE.match(text):
+        if re.match(_SCP_LIKE, text):
             return cls(text)
         raise ValueError(f"not a git URL: {text!r} (expected https://host/path or user@host:path)")
 
@@ -106,7 +107,7 @@ def validate_kernel_name(name: str) -> str:
     return name
 
 
-_BAD_REF = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
+_BAD_REF = r"[\x00-\x20\x7f~^:?*\[\\]"
 
 
 def validate_branch_name(name: str) -> str:
@@ -114,7 +115,7 @@ def validate_branch_name(name: str) -> str:
     bad = (
         not name
         or len(name) > 255
-        or _BAD_REF.search(name)
+        or re.search(_BAD_REF, name)
         or ".." in name
         or "@{" in name
         or "//" in name

@@ -20,7 +20,8 @@ from kernel_builder.config.positions import Path, Positions
 
 __all__ = ["Problem", "Problems", "BuildTomlError", "format_path", "describe"]
 
-_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+# Patterns as text: re compiles one on first use (and caches it), not at every start-up.
+_BARE = r"^[A-Za-z0-9_-]+$"
 DOCS_HINT = "see docs/build-toml.md for every key, its type and an example"
 
 
@@ -31,7 +32,7 @@ def format_path(path: Iterable[Hashable]) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
             continue
-        text = str(part) if _BARE.match(str(part)) else '"' + str(part).replace('"', '\\"') + '"'
+        text = str(part) if re.match(_BARE, str(part)) else '"' + str(part).replace('"', '\\"') + '"'
         out += f".{text}" if out else text
     return out
 
