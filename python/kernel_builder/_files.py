@@ -21,19 +21,20 @@ from pathlib import Path
 __all__ = ["MAX_INPUT_BYTES", "UnreadableFile", "content_dir", "is_temporary", "read_text", "temporary_owner", "unwritable", "write_atomic"]
 
 MAX_INPUT_BYTES = 1 << 20  # 1 MiB: a build.toml or lock file is a few kB
+# Patterns as text: re compiles one on first use (and caches it), not at every start-up.
 # write_atomic's temporary files: `.NAME.pid<PID>.<12 hex>.tmp` (`.NAME.<12 hex>.tmp` before
 # the owner was named). A process killed between write and rename leaves one behind.
-_TEMPORARY = re.compile(r"^\..+?\.(?:pid(\d+)\.)?[0-9a-f]{12}\.tmp$")
+_TEMPORARY = r"^\..+?\.(?:pid(\d+)\.)?[0-9a-f]{12}\.tmp$"
 
 
 def is_temporary(name: str) -> bool:
     """Whether a file name is one of ``write_atomic``'s temporary files (never content)."""
-    return _TEMPORARY.match(name) is not None
+    return re.match(_TEMPORARY, name) is not None
 
 
 def temporary_owner(name: str) -> int | None:
     """The pid that made the temporary file ``name`` (``None``: unknown or not one)."""
-    match = _TEMPORARY.match(name)
+    match = re.match(_TEMPORARY, name)
     return int(match[1]) if match and match[1] else None
 
 

@@ -13,6 +13,8 @@ import enum
 
 import attrs
 
+from kernel_builder._repr import fields_repr
+
 __all__ = ["Backend", "BackendSpec", "BACKENDS", "spec", "versioned", "by_token", "from_torch_versions"]
 
 
@@ -41,9 +43,10 @@ class Backend(str, enum.Enum):
             raise ValueError(f"unknown backend {text!r}; expected one of {valid}") from None
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)  # one instance per backend (BACKENDS): identity is equality
 class BackendSpec:
     """What one backend is, for names, builds and probes."""
+    __repr__ = fields_repr
 
     backend: Backend
     token: str  # in a variant name: the prefix of a versioned backend (``cu``), else the name

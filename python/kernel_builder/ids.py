@@ -11,6 +11,9 @@ import re
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
+from kernel_builder._repr import fields_repr
+
 __all__ = ["RepoId", "REPO_ID_RULE"]
 
 _PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_-])?")
@@ -20,6 +23,9 @@ REPO_ID_RULE = "ORG/NAME (letters, digits, '-', '_', '.'; no '..')"
 @attrs.frozen
 class RepoId:
     """A Hub repository id; ``str()`` is the wire form ``org/name``."""
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     org: str
     name: str

@@ -20,6 +20,7 @@ from pathlib import Path
 import attrs
 
 from kernel_builder.errors import BuildError
+from kernel_builder.versions import MajorMinor, major_minor
 
 __all__ = [
     "Toolchain",
@@ -169,16 +170,12 @@ class Toolchain:
     nvrtc: tuple[str, ...] = ()
 
     @property
-    def torch_major_minor(self) -> tuple[int, int]:
-        parts = [int(p) for p in self.torch_version.split(".")[:2]]
-        return parts[0], parts[1]
+    def torch_major_minor(self) -> MajorMinor:
+        return major_minor(self.torch_version)
 
     @property
-    def cuda_major_minor(self) -> tuple[int, int] | None:
-        if not self.cuda:
-            return None
-        parts = [int(p) for p in self.cuda.split(".")[:2]] + [0]
-        return parts[0], parts[1]
+    def cuda_major_minor(self) -> MajorMinor | None:
+        return major_minor(self.cuda) if self.cuda else None
 
 
 def probe_toolchain(python: str) -> Toolchain:

@@ -12,13 +12,17 @@ import re
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
+from kernel_builder._repr import fields_repr
+
 __all__ = ["Version", "MajorMinor", "major_minor", "optional_major_minor", "format_major_minor"]
 
 MajorMinor = tuple[int, int]
 
 _VERSION_PART = re.compile(r"\+?[0-9]+")
+# Patterns as text: re compiles one on first use (and caches it), not at every start-up.
 # MAJOR[.MINOR[.more]] with an optional local or build suffix: "2.13.0+cpu", "6.3.42131-fa1d09c".
-_MAJOR_MINOR = re.compile(r"\s*v?(\d+)(?:\.(\d+))?(?:\.\d+)*(?:[+-]\S*)?\s*")
+_MAJOR_MINOR = r"\s*v?(\d+)(?:\.(\d+))?(?:\.\d+)*(?:[+-]\S*)?\s*"
 
 
 @attrs.frozen(order=False)
@@ -28,6 +32,9 @@ class Version:
     ``Version.parse("2.10.0") == Version((2, 10))``; ``str()`` joins the parts with dots;
     ordering compares the integer tuples.
     """
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     parts: tuple[int, ...]
 
@@ -77,7 +84,7 @@ else (``"13.x"``)."""
             raise ValueError(f"not a version: {value!r}")
         return (value[0], value[1] if len(value) > 1 else 0)
     if isinstance(value, str):
-        match = _MAJOR_MINOR.fullmatch(value)
+        match = re.fullmatch(_MAJOR_MINOR, value)
         if match:
             return int(match.group(1)), int(match.group(2) or 0)
     raise ValueError(f"cannot read a version from {value!r}; expected MAJOR.MINOR")

@@ -42,10 +42,11 @@ def test_a_library_warning_reaches_stderr_once_and_never_stdout(tmp_path: Path) 
 
 # Modules list-variants must not import (benchmarks/cli_startup.py measures what it costs to
 # start): the heavy ones, the writer's (cattrs, tomlkit: only for dumping and update-build),
-# tempfile (only _files.write_atomic writes) and the dependency registry (only for a kernel
-# with python-depends; examples/relu has none).
+# tempfile (only _files.write_atomic writes), the dependency registry (only for a kernel
+# with python-depends; examples/relu has none) and logging (only when something logs: relu
+# reads without a warning).
 NOT_FOR_LIST_VARIANTS = (
-    "rich", "torch", "huggingface_hub", "cattrs", "tomlkit", "tempfile", "kernel_builder.config.registry",
+    "rich", "torch", "huggingface_hub", "cattrs", "tomlkit", "tempfile", "kernel_builder.config.registry", "logging",
 )
 
 

@@ -141,15 +141,15 @@ let
       buildable;
   };
   testSiteOf = v: if v.toolchain ? testSite then v.toolchain.testSite testPackages else null;
-  testShells = byName
-    (v: import ./test-shell.nix {
-      inherit config system;
-      variant = v.name;
-      tree = redistributable.${v.name};
-      inherit (v) toolchain;
-      testSite = testSiteOf v;
-    })
-    runnable;
+  # The variant a kernel test sees (test-env.nix's arguments), for the runs and the shells.
+  testEnvArgs = v: {
+    inherit config system;
+    variant = v.name;
+    tree = redistributable.${v.name};
+    inherit (v) toolchain;
+    testSite = testSiteOf v;
+  };
+  testShells = byName (v: import ./test-shell.nix (testEnvArgs v)) runnable;
   devShells = byName
     (mkVariantWith false {
       shellHook = ''
@@ -194,16 +194,11 @@ let
     ++ checkList "pythonCheckInputs" pythonCheckInputs
     ++ checkList "pythonNativeCheckInputs" pythonNativeCheckInputs;
   kernelTests = byName
-    (v: import ./kernel-tests.nix {
-      inherit config system;
-      variant = v.name;
-      tree = redistributable.${v.name};
-      inherit (v) toolchain;
+    (v: import ./kernel-tests.nix (testEnvArgs v // {
       tests = testsSrc;
       packages = testPackages;
       select = context.testSelect or null;
-      testSite = testSiteOf v;
-    })
+    }))
     (if hasTests then runnable else [ ]);
   info = map
     (v: {

@@ -13,17 +13,10 @@
 # (`select`: pytest's -k expression, from `kernel-builder test -k`)
 { config, system, variant, tree, toolchain, tests, packages, testSite, select ? null }:
 let
-  run = derivation (toolchain.env // {
+  run = derivation (import ./test-env.nix { inherit config system variant tree toolchain testSite; } // {
     name = "${config.name}-${variant}-tests";
-    inherit system variant tree tests;
-    builder = toolchain.builder;
+    inherit tests;
     args = [ ./kernel-tests-builder.sh ];
-    outputs = [ "out" ];
-    inherit (toolchain) toolchainPython;
-    pythonName = config.pythonName;
-    repoId = if config.hubRepoId == null then "" else config.hubRepoId;
-    testSite = if testSite == null then "" else testSite;
-    gpuPlugin = ./kernel_tests_gpu.py;
     # the kernel-test packages asked for (their wheels are in testSite, pinned provider)
     checkInputs = map (p: p.pname) packages;
   } // (if select == null then { } else { pytestSelect = select; }));

@@ -7,17 +7,9 @@
 #
 # Type: { config; system; variant; tree; toolchain; testSite } -> derivation
 { config, system, variant, tree, toolchain, testSite }:
-derivation (toolchain.env // {
+derivation (import ./test-env.nix { inherit config system variant tree toolchain testSite; } // {
   name = "${config.name}-${variant}-test-shell";
-  inherit system variant tree;
-  builder = toolchain.builder;
   args = [ "-c" "echo 'a test shell is entered with nix develop, not built' > $out" ];
-  outputs = [ "out" ];
-  inherit (toolchain) toolchainPython;
-  pythonName = config.pythonName;
-  repoId = if config.hubRepoId == null then "" else config.hubRepoId;
-  testSite = if testSite == null then "" else testSite;
-  gpuPlugin = ./kernel_tests_gpu.py;
   shellHook = ''
     kb_import=$(mktemp -d)
     ln -s "$tree/$variant" "$kb_import/$pythonName"

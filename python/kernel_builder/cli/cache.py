@@ -9,7 +9,6 @@ import click
 
 from kernel_builder.cli import output
 from kernel_builder.errors import BuildError
-from kernel_builder.flake.selection import select_variants
 
 __all__ = ["cache"]
 
@@ -83,6 +82,7 @@ def push_cmd(directory: Path, url: str, secret_key: Path, variants: tuple[str, .
     from kernel_builder.flake.cache import cache_url, secret_key_name  # lazy: as nix
     from kernel_builder.config import load  # lazy: as nix
     from kernel_builder.flake.flake_build import open_kernel_flake  # lazy: as nix
+    from kernel_builder.flake.selection import select_variants  # lazy: as nix
 
     kernel_dir = directory.resolve()
     load(kernel_dir)

@@ -8,9 +8,6 @@ import sys
 import click
 
 from kernel_builder.cli import output
-from kernel_builder.toolchain.host.discover import load_toolchains, python_for_variant
-from kernel_builder.toolchain.pinned.store import pinned_pythons
-from kernel_builder.tree.checks import check_tree, failed_tree_error
 
 __all__ = ["check"]
 
@@ -38,6 +35,11 @@ def check(directory: str, python: str | None, no_import: bool, strict_manylinux:
     Example:
       kernel-builder check examples/relu
     """
+    # lazy: the tree checks and the toolchain records are for a check, not for `check --help`
+    from kernel_builder.toolchain.host.discover import load_toolchains, python_for_variant
+    from kernel_builder.toolchain.pinned.store import pinned_pythons  # lazy: as above
+    from kernel_builder.tree.checks import check_tree, failed_tree_error  # lazy: as above
+
     if no_import:
         interpreter = None
     elif python:

@@ -9,9 +9,8 @@ import click
 
 from kernel_builder.cli import output
 from kernel_builder.config import BuildTomlError, cpp_deps, read_file, to_dict
-from kernel_builder.config.model import Backend
+from kernel_builder.config.model import FRAMEWORK_KEYS, Backend
 from kernel_builder.config.loading import build_toml_path
-from kernel_builder.config.reader import FRAMEWORK_KEYS
 from kernel_builder.config.update import plan_update, write_atomic
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.driver.cuda_archs import unbuilt_by_version

@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from kernel_builder.cli import output
-from kernel_builder.tree.layout import hash_tree
 
 __all__ = ["hash_cmd"]
 
@@ -26,6 +25,8 @@ def hash_cmd(directory: Path) -> None:
     Example:
       kernel-builder hash examples/relu      # hashes examples/relu/build/*/
     """
+    from kernel_builder.tree.layout import hash_tree  # lazy: the tree modules are for hashing, not for `hash --help`
+
     variants = hash_tree(directory)
     for variant in variants:
         output.result(str(variant))

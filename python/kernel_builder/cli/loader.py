@@ -12,10 +12,6 @@ import click
 
 from kernel_builder.cli import output
 from kernel_builder.errors import KernelBuilderError, LoadError
-from kernel_builder.loader.info import kernel_info, version_traces
-from kernel_builder.loader.project import download_project, lock_project
-from kernel_builder.variants.resolve import VariantAccepted, format_trace
-from kernel_builder.variants.system import detect_system, select_backend
 
 __all__ = ["info", "versions", "lock", "download"]
 
@@ -41,6 +37,8 @@ def info(kernel: str, revision: str | None, version: int | None, as_json: bool) 
       kernel-builder info kernels-community/relu --version 1
       kernel-builder info ./relu --json
     """
+    from kernel_builder.loader.info import kernel_info  # lazy: the loader is for a lookup, not for `info --help`
+
     data = kernel_info(kernel, revision=revision, version=version).to_json()
     if as_json:
         output.result_json(data)
@@ -77,6 +75,10 @@ def versions(repo_id: str, backend: str | None, as_json: bool) -> None:
     Example:
       kernel-builder versions kernels-community/relu
     """
+    from kernel_builder.loader.info import version_traces  # lazy: the loader is for a lookup, not for `versions --help`
+    from kernel_builder.variants.resolve import VariantAccepted, format_trace  # lazy: as above
+    from kernel_builder.variants.system import detect_system, select_backend  # lazy: as above
+
     system = select_backend(detect_system(), backend)
     traces = version_traces(repo_id, system)
     if as_json:
@@ -119,6 +121,8 @@ def lock(project_dir: Path) -> None:
       "kernels-community/relu" = 1
     then:  kernel-builder lock .
     """
+    from kernel_builder.loader.project import lock_project  # lazy: the loader is for locking, not for `lock --help`
+
     for entry in lock_project(project_dir):
         dep = entry.dependency
         spec = f"version {dep.version}" if dep.version is not None else f"revision {dep.revision}"
@@ -139,6 +143,9 @@ def download(project_dir: Path, all_variants: bool) -> None:
     Example:
       kernel-builder download .
     """
+    from kernel_builder.loader.project import download_project  # lazy: the loader is for a download, not for `download --help`
+    from kernel_builder.variants.system import detect_system  # lazy: as above
+
     system = None if all_variants else detect_system()  # all variants: no need to import torch
     results = download_project(project_dir, system, all_variants=all_variants)
     failed = [lock.dependency.repo_id for lock, result in results if isinstance(result, KernelBuilderError)]

@@ -12,8 +12,9 @@ plain ``logging`` records instead.
 
 from __future__ import annotations
 
+import importlib.util
 import json
-import logging
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -70,27 +71,53 @@ def result_json(value: Any) -> None:
     click.echo(json.dumps(value, indent=2))
 
 
-class _ConsoleHandler(logging.Handler):
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            text = record.getMessage()
-        except Exception:  # a malformed log call must not end the command
-            self.handleError(record)
-            return
-        if record.levelno >= logging.ERROR:
-            error(text)
-        elif record.levelno >= logging.WARNING:
-            warn(text)
-        else:
-            note(text)
-
-
 def install_logging() -> None:
-    """Show the library's info and warning records on the console (once per process)."""
-    logger = logging.getLogger("kernel_builder")
-    if not any(isinstance(h, _ConsoleHandler) for h in logger.handlers):
-        logger.addHandler(_ConsoleHandler())
-    logger.setLevel(logging.INFO)
+    """Show the library's info and warning records on the console (once per process).
+
+    Importing logging costs a small command a fifth of its start-up, and most commands log
+    nothing: until something imports logging, an import hook waits for it and adds the
+    handler right after logging has loaded, before any module can log through it."""
+    if "logging" in sys.modules:
+        _add_handler()
+    elif not any(isinstance(finder, _AfterLoggingLoads) for finder in sys.meta_path):
+        sys.meta_path.insert(0, _AfterLoggingLoads())
+
+
+def _add_handler() -> None:
+    from kernel_builder.cli import logrecords  # lazy: it imports logging (see install_logging)
+
+    logrecords.install()
+
+
+class _AfterLoggingLoads:
+    """Import hook (``sys.meta_path``) for ``logging`` alone: the ordinary finders find it,
+    and its loader is wrapped so that the console handler is added once it has run."""
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != "logging":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is not None and spec.loader is not None:
+            spec.loader = _ThenAddHandler(spec.loader)
+        return spec
+
+
+class _ThenAddHandler:
+    """A module loader that runs ``loader`` and then adds the console handler."""
+
+    def __init__(self, loader: Any) -> None:
+        self._loader = loader
+
+    def __getattr__(self, name: str) -> Any:  # get_source and the rest: the real loader's
+        return getattr(self._loader, name)
+
+    def create_module(self, spec: Any) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: Any) -> None:
+        self._loader.exec_module(module)
+        _add_handler()
 
 
 def progress_bar(label: str) -> Callable[[str, int, int], None]:

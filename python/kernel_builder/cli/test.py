@@ -13,7 +13,6 @@ import click
 
 from kernel_builder.cli import output
 from kernel_builder.errors import BuildError, CheckError, ConfigError
-from kernel_builder.flake.selection import select_variants
 
 __all__ = ["test"]
 
@@ -44,6 +43,7 @@ def test(
     """
     from kernel_builder.config import load  # lazy: config reader and nix are not needed for --help
     from kernel_builder.flake import flake_build, kernel_tests, nix  # lazy: as load
+    from kernel_builder.flake.selection import select_variants  # lazy: as load
 
     kernel_dir = directory.resolve()
     load(kernel_dir, check_sources=True)

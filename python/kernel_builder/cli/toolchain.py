@@ -9,13 +9,6 @@ import click
 
 from kernel_builder.cli import output
 from kernel_builder.errors import ConfigError
-from kernel_builder.toolchain.host.discover import discover, load_toolchains, write_toolchains
-from kernel_builder.toolchain.host.record import to_json
-from kernel_builder.toolchain.pinned.fetch import fetch
-from kernel_builder.toolchain.pinned.lockfile import load_lock
-from kernel_builder.toolchain.pinned.locking import relock
-from kernel_builder.toolchain.state import writable_state_dir
-from kernel_builder.toolchain.host.setup import create_env, default_envs, plan
 
 __all__ = ["toolchain"]
 
@@ -53,6 +46,10 @@ def fetch_cmd(build_sets: tuple[str, ...], as_json: bool) -> None:
       kernel-builder toolchain fetch --build-set torch2.13-cpu
     A wheel that several environments use is one artifact, fetched and stored once.
     """
+    from kernel_builder.toolchain.pinned.fetch import fetch  # lazy: for the work, not for --help
+    from kernel_builder.toolchain.pinned.lockfile import load_lock  # lazy: as above
+    from kernel_builder.toolchain.state import writable_state_dir  # lazy: as above
+
     writable_state_dir()  # temporary downloads and the fetch lock live there
     lock = load_lock()
     for key in build_sets:
@@ -108,6 +105,8 @@ def lock_cmd(lock_file: Path | None, upgrade_debs: bool) -> None:
     Example:
       kernel-builder toolchain lock && git diff --stat nix/toolchain-lock.json
     """
+    from kernel_builder.toolchain.pinned.locking import relock  # lazy: for the work, not for --help
+
     data = relock(lock_file, upgrade_debs=upgrade_debs)
     output.note(f"locked {len(data['artifacts'])} artifact(s) in {len(data['groups'])} group(s)")
 
@@ -125,6 +124,9 @@ def discover_cmd(pythons: tuple[str, ...], as_json: bool) -> None:
     Example:
       kernel-builder toolchain discover --python /work/toolchains/torch214/bin/python
     """
+    from kernel_builder.toolchain.host.discover import discover, load_toolchains, write_toolchains  # lazy: for the work, not for --help
+    from kernel_builder.toolchain.host.record import to_json  # lazy: as above
+
     previous = load_toolchains()
     known = previous.environments if previous else ()
     record = discover([*pythons, *[env.python for env in known if Path(env.python).exists()]])
@@ -155,6 +157,9 @@ def setup_cmd(only: tuple[str, ...], reuse: tuple[str, ...], dry_run: bool) -> N
     Example:
       kernel-builder toolchain setup --reuse .venv/bin/python
     """
+    from kernel_builder.toolchain.host.discover import discover, write_toolchains  # lazy: for the work, not for --help
+    from kernel_builder.toolchain.host.setup import create_env, default_envs, plan  # lazy: as above
+
     known = default_envs()
 
     specs = [s for s in known if not only or s.name in only]

@@ -10,8 +10,8 @@ import click
 from kernel_builder.cli import output
 from kernel_builder.config import cpp_deps, load
 from kernel_builder.config.model import Backend, Build, Version
-from kernel_builder.toolchain.pinned.availability import unpinned_python_depends, why_not_pinned
-from kernel_builder.toolchain.pinned.lockrequests import import_check_names, served_build_sets
+from kernel_builder.toolchain.pinned.availability import unpinned_python_depends, unpinned_reason
+from kernel_builder.toolchain.pinned.lockrequests import cross_build_sets, import_check_names, lock_facts, served_build_sets
 from kernel_builder.variants.buildsets import all_systems, current_system, load_build_sets
 from kernel_builder.variants.matrix import MatrixVariant, matrix
 
@@ -74,9 +74,13 @@ def list_variants(
     def here(v: MatrixVariant) -> bool:
         return v.local and v.backend not in blocked
 
+    lock_system, pypi_cuda = lock_facts()  # read once, for every variant that is not buildable here
+    cross = cross_build_sets()
+
     def why_not(v: MatrixVariant) -> str:
         if not v.local:
-            return why_not_pinned(v.torch, v.backend.value, v.backend_version, v.build_set.system)
+            return unpinned_reason(v.torch, v.backend.value, v.backend_version, v.build_set.system,
+                                   lock_system=lock_system, pypi_cuda=pypi_cuda, cross=cross)
         return blocked[v.backend]
 
     if as_json:

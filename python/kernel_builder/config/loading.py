@@ -8,7 +8,6 @@ refused unless the caller migrates it (``update-build``).
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import tomllib
@@ -18,6 +17,7 @@ from typing import Any
 import attrs
 
 from kernel_builder import _files
+from kernel_builder._repr import fields_repr
 from kernel_builder.config.model import CURRENT_EDITION, Build
 from kernel_builder.config.positions import Positions, scan
 from kernel_builder.config.problems import BuildTomlError, Problem, Problems, describe
@@ -25,16 +25,16 @@ from kernel_builder.config.reader import ReadOptions, read_build
 
 __all__ = ["Parsed", "parse", "load", "loads", "build_toml_path", "UPDATE_HINT"]
 
-log = logging.getLogger(__name__)
-
 UPDATE_HINT = "run `kernel-builder update-build` in the kernel directory to rewrite build.toml as edition 5"
 MAX_DEPTH = 32  # the schema needs 4; the readers and the position scanner recurse
-_TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)$")
+# Patterns as text: re compiles one on first use (and caches it), not at every start-up.
+_TOML_POSITION = r"\s*\(at line (\d+), column (\d+)\)$"
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Parsed:
     """A read build.toml: the model, the edition the file is written in, and warnings."""
+    __repr__ = fields_repr
 
     build: Build
     edition: int
@@ -45,7 +45,7 @@ class Parsed:
 
 def _syntax_error(file: str, exc: tomllib.TOMLDecodeError) -> BuildTomlError:
     message = str(exc)
-    match = _TOML_POSITION.search(message)
+    match = re.search(_TOML_POSITION, message)
     line = column = None
     if match:
         line, column = int(match[1]), int(match[2])
@@ -199,7 +199,9 @@ def emit_warnings(warnings: tuple[Problem, ...]) -> None:
         text = str(warning)
         if text not in _emitted:
             _emitted.add(text)
-            log.warning("%s", text)
+            import logging  # lazy: most reads warn of nothing, and a command that logs nothing skips importing logging
+
+            logging.getLogger(__name__).warning("%s", text)
 
 
 def load(path: str | os.PathLike[str], *, check_sources: bool = False) -> Build:

@@ -14,6 +14,8 @@ from typing import Union
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
+from kernel_builder._repr import fields_repr
 from kernel_builder.backends import Backend
 from kernel_builder.versions import Version
 
@@ -33,6 +35,7 @@ __all__ = [
     "TorchNoarch",
     "TvmFfi",
     "Framework",
+    "FRAMEWORK_KEYS",
     "Kernel",
     "Build",
     "KERNEL_BACKENDS",
@@ -49,13 +52,17 @@ KERNEL_BACKENDS = frozenset({Backend.CPU, Backend.CUDA, Backend.METAL, Backend.R
 
 
 _GIT_SCHEMES = ("https", "http", "git", "ssh", "git+ssh", "git+https", "git+http")
-_SCP_LIKE = re.compile(r"^(?P<user>[^@/:\s]+)@(?P<host>[^:/\s]+):(?P<path>[^/\s].*)$")
-_URL = re.compile(r"^(?P<scheme>[a-z+]+)://(?P<rest>\S+)$")
+# Patterns as text: re compiles one on first use (and caches it), not at every start-up.
+_SCP_LIKE = r"^(?P<user>[^@/:\s]+)@(?P<host>[^:/\s]+):(?P<path>[^/\s].*)$"
+_URL = r"^(?P<scheme>[a-z+]+)://(?P<rest>\S+)$"
 
 
 @attrs.frozen
 class GitUrl:
     """A git URL (scheme URL or SCP-like ``user@host:path``); the original text is kept."""
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     original: str
 
@@ -63,7 +70,7 @@ class GitUrl:
     def parse(cls, text: str) -> GitUrl:
         if not isinstance(text, str):
             raise ValueError(f"git URL must be a string, got {text!r}")
-        match = _URL.match(text)
+        match = re.match(_URL, text)
         if match:
             if match["scheme"] not in _GIT_SCHEMES:
                 raise ValueError(
@@ -71,7 +78,7 @@ class GitUrl:
                     f"expected one of {', '.join(_GIT_SCHEMES)}"
                 )
             return cls(text)
-        if _SCP_LIKE.match(text):
+        if re.match(_SCP_LIKE, text):
             return cls(text)
         raise ValueError(f"not a git URL: {text!r} (expected https://host/path or user@host:path)")
 
@@ -100,7 +107,7 @@ def validate_kernel_name(name: str) -> str:
     return name
 
 
-_BAD_REF = re.compile(r"[\x00-\x20\x7f~^:?*\[\\]")
+_BAD_REF = r"[\x00-\x20\x7f~^:?*\[\\]"
 
 
 def validate_branch_name(name: str) -> str:
@@ -108,7 +115,7 @@ def validate_branch_name(name: str) -> str:
     bad = (
         not name
         or len(name) > 255
-        or _BAD_REF.search(name)
+        or re.search(_BAD_REF, name)
         or ".." in name
         or "@{" in name
         or "//" in name
@@ -145,6 +152,9 @@ class CppDependency(str, enum.Enum):
 @attrs.frozen
 class KernelDependency:
     """Another Hub kernel this one needs: exactly one of ``version`` or ``revision``."""
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     repo_id: str
     version: int | None = None
@@ -157,12 +167,20 @@ class KernelDependency:
 
 @attrs.frozen
 class Hub:
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
+
     repo_id: str | None = None
     branch: str | None = None
 
 
 @attrs.frozen
 class CudaGeneral:
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
+
     minver: Version | None = None
     maxver: Version | None = None
     kernel_depends: tuple[KernelDependency, ...] = ()
@@ -171,23 +189,39 @@ class CudaGeneral:
 
 @attrs.frozen
 class NeuronGeneral:
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
+
     kernel_depends: tuple[KernelDependency, ...] = ()
     python_depends: tuple[str, ...] = ()
 
 
 @attrs.frozen
 class TpuGeneral:
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
+
     python_depends: tuple[str, ...] = ()
 
 
 @attrs.frozen
 class XpuGeneral:
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
+
     kernel_depends: tuple[KernelDependency, ...] = ()
     python_depends: tuple[str, ...] = ()
 
 
 @attrs.frozen
 class General:
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
+
     name: str = attrs.field(validator=lambda _i, _a, v: validate_kernel_name(v))
     version: int
     license: str
@@ -220,6 +254,9 @@ class General:
 @attrs.frozen
 class Torch:
     """``[torch]``: an ahead-of-time compiled Torch extension."""
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     src: tuple[str, ...] = ()
     include: tuple[str, ...] | None = None
@@ -239,6 +276,9 @@ class Torch:
 @attrs.frozen
 class TorchNoarch:
     """``[torch-noarch]``: a pure Python (Triton/JIT) kernel, one variant per backend."""
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     pyext: tuple[str, ...] | None = None
     cuda_capabilities: tuple[str, ...] | None = None
@@ -247,6 +287,10 @@ class TorchNoarch:
 
 @attrs.frozen
 class TvmFfi:
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
+
     src: tuple[str, ...]
     include: tuple[str, ...] | None = None
     pyext: tuple[str, ...] | None = None
@@ -254,6 +298,9 @@ class TvmFfi:
 
 
 Framework = Union[Torch, TorchNoarch, TvmFfi]
+
+# The build.toml table of each framework: the reader picks the class by it, the writer the key.
+FRAMEWORK_KEYS: dict[str, type[Framework]] = {"torch": Torch, "torch-noarch": TorchNoarch, "tvm-ffi": TvmFfi}
 
 
 @attrs.frozen
@@ -263,6 +310,9 @@ class Kernel:
     Backend-specific keys are ``None`` when absent; the readers reject keys that do not
     belong to the component's backend.
     """
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     backend: Backend
     src: tuple[str, ...]
@@ -288,6 +338,9 @@ def _relative_dir(path: str) -> str:
 @attrs.frozen
 class Build:
     """A whole build.toml: general settings, one framework, and compiled components."""
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     general: General
     framework: Torch | TorchNoarch | TvmFfi

@@ -15,6 +15,8 @@ from collections.abc import Hashable
 
 import attrs
 
+from kernel_builder._repr import fields_repr
+
 __all__ = ["Positions", "Path", "scan"]
 
 Path = tuple[Hashable, ...]  # str keys and int array indexes
@@ -24,9 +26,10 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _WS = " \t"
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Positions:
     """Positions of one document: ``keys`` (key or table header) and ``values``."""
+    __repr__ = fields_repr
 
     keys: dict[Path, Location]
     values: dict[Path, Location]

@@ -13,12 +13,15 @@ from collections.abc import Hashable, Iterable
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
+from kernel_builder._repr import fields_repr
 from kernel_builder.errors import ConfigError
 from kernel_builder.config.positions import Path, Positions
 
 __all__ = ["Problem", "Problems", "BuildTomlError", "format_path", "describe"]
 
-_BARE = re.compile(r"^[A-Za-z0-9_-]+$")
+# Patterns as text: re compiles one on first use (and caches it), not at every start-up.
+_BARE = r"^[A-Za-z0-9_-]+$"
 DOCS_HINT = "see docs/build-toml.md for every key, its type and an example"
 
 
@@ -29,7 +32,7 @@ def format_path(path: Iterable[Hashable]) -> str:
         if isinstance(part, int):
             out += f"[{part}]"
             continue
-        text = str(part) if _BARE.match(str(part)) else '"' + str(part).replace('"', '\\"') + '"'
+        text = str(part) if re.match(_BARE, str(part)) else '"' + str(part).replace('"', '\\"') + '"'
         out += f".{text}" if out else text
     return out
 
@@ -55,6 +58,9 @@ def describe(value: object) -> str:
 @attrs.frozen
 class Problem:
     """One problem (or warning) at one key path of one file."""
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     file: str
     path: Path
@@ -68,9 +74,10 @@ class Problem:
         return f"{where}: {key}: {self.message}" if key else f"{where}: {self.message}"
 
 
-@attrs.define
+@attrs.define(eq=False)
 class Problems:
     """A collector of problems for one file; ``positions`` gives them line:column."""
+    __repr__ = fields_repr
 
     file: str
     positions: Positions | None = None

@@ -23,8 +23,10 @@ from typing import Any
 
 import attrs
 
+from kernel_builder._repr import fields_repr
 from kernel_builder.ids import RepoId
 from kernel_builder.config.model import (
+    FRAMEWORK_KEYS,
     KERNEL_BACKENDS,
     Backend,
     Build,
@@ -48,9 +50,8 @@ from kernel_builder.config.model import (
 from kernel_builder.config.positions import Path
 from kernel_builder.config.problems import Problems, describe
 
-__all__ = ["ReadOptions", "read_build", "FRAMEWORK_KEYS"]
+__all__ = ["ReadOptions", "read_build"]
 
-FRAMEWORK_KEYS = {"torch": Torch, "torch-noarch": TorchNoarch, "tvm-ffi": TvmFfi}
 _U64_MAX = 2**64 - 1
 
 
@@ -62,11 +63,12 @@ class _Invalid:
 INVALID: Any = _Invalid()
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class ReadOptions:
     """How to read: the edition's schema, whether to check the dependency registry,
     whether this read migrates a legacy file (so v3 needs a license), and the kernel
     directory that source paths must exist in (``None``: check their form only)."""
+    __repr__ = fields_repr
 
     edition: int
     check_registry: bool = True
@@ -74,8 +76,10 @@ class ReadOptions:
     root: FsPath | None = None
 
 
-@attrs.define
+@attrs.define(eq=False)
 class _Ctx:
+    __repr__ = fields_repr
+
     options: ReadOptions
     problems: Problems
     warnings: Problems
@@ -84,8 +88,10 @@ class _Ctx:
 Reader = Callable[[_Ctx, Any, Path], Any]
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Field:
+    __repr__ = fields_repr
+
     key: str
     attr: str
     read: Reader

@@ -22,10 +22,9 @@ from tomlkit.items import InlineTable, Table
 
 from kernel_builder._files import write_atomic
 from kernel_builder.config.loading import build_toml_path, parse, read_text
-from kernel_builder.config.model import CURRENT_EDITION
+from kernel_builder.config.model import CURRENT_EDITION, FRAMEWORK_KEYS
 from kernel_builder.config.positions import scan
 from kernel_builder.config.problems import BuildTomlError, Problem
-from kernel_builder.config.reader import FRAMEWORK_KEYS
 
 __all__ = ["Update", "migrate_text", "plan_update", "snake_noarch_keys", "write_atomic"]
 

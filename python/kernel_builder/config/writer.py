@@ -16,6 +16,7 @@ from cattrs.gen import make_dict_unstructure_fn, override
 
 from kernel_builder.config.model import (
     CURRENT_EDITION,
+    FRAMEWORK_KEYS,
     Backend,
     Build,
     CppDependency,
@@ -36,7 +37,7 @@ from kernel_builder.config.model import (
 
 __all__ = ["converter", "to_dict", "dumps"]
 
-_FRAMEWORK_KEY = {Torch: "torch", TorchNoarch: "torch-noarch", TvmFfi: "tvm-ffi"}
+_FRAMEWORK_KEY = {cls: key for key, cls in FRAMEWORK_KEYS.items()}
 # The reference parser reads only the snake spellings of these two noarch keys, so
 # writing them that way keeps our output readable by both tools.
 _SNAKE_KEYS = {(TorchNoarch, "cuda_capabilities"), (TorchNoarch, "rocm_archs")}

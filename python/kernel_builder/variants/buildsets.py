@@ -25,6 +25,8 @@ from typing import Any
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
+from kernel_builder._repr import fields_repr
 from kernel_builder._source import nix_data_file
 from kernel_builder.config.model import Backend, Version
 from kernel_builder.errors import ConfigError
@@ -61,6 +63,9 @@ class BuildSet:
     Versions are kept as written in the file (``"13.0"``, ``"2025.3.2"``); the ``*_v``
     properties give comparable ``Version`` values.
     """
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     torch: str
     backend: Backend
@@ -217,6 +222,9 @@ def load_build_sets(
 @attrs.frozen
 class DefaultBounds:
     """The file's ``defaultBounds``: what a build.toml without minver/maxver gets (``None``: unbounded)."""
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     torch_min: Version | None = None
     torch_max: Version | None = None

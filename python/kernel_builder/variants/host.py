@@ -12,6 +12,9 @@ import platform
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
+from kernel_builder._repr import fields_repr
+
 __all__ = ["Platform", "platform_names", "host_platform"]
 
 # What platform.machine() says on Windows and macOS, mapped to the names Linux (and our
@@ -22,6 +25,9 @@ _CPU_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
 @attrs.frozen
 class Platform:
     """A CPU architecture and an OS (``x86_64``, ``linux``)."""
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     cpu: str
     os: str

@@ -24,6 +24,8 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
+from kernel_builder._repr import fields_repr
 from kernel_builder.config.model import Backend, Build, Torch, TvmFfi, Version
 from kernel_builder.variants.buildsets import BuildSet, DefaultBounds, all_systems, default_bounds
 from kernel_builder.variants.names import BackendInfo, Variant
@@ -41,6 +43,9 @@ __all__ = [
 @attrs.frozen
 class MatrixVariant:
     """One variant of the matrix and the build set it is built from."""
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     variant: Variant
     build_set: BuildSet
@@ -93,9 +98,10 @@ class MatrixVariant:
         }
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Decision:
     """What happened to one build set: ``variant`` is set when it is in."""
+    __repr__ = fields_repr
 
     build_set: BuildSet
     reason: str
@@ -106,14 +112,18 @@ class Decision:
         return self.variant is not None
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class Skipped:
+    __repr__ = fields_repr
+
     build_set: BuildSet
     reason: str
 
 
-@attrs.frozen
+@attrs.frozen(eq=False)
 class MatrixResult:
+    __repr__ = fields_repr
+
     variants: tuple[MatrixVariant, ...]
     skipped: tuple[Skipped, ...]
     decisions: tuple[Decision, ...]

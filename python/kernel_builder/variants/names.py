@@ -23,6 +23,8 @@ import re
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
+from kernel_builder._repr import fields_repr
 from kernel_builder.backends import BACKENDS, Backend, by_token, spec
 from kernel_builder.versions import major_minor as _major_minor
 from kernel_builder.versions import optional_major_minor as _optional_major_minor
@@ -45,10 +47,11 @@ VERSIONED_COMPUTE: dict[str, str] = {b.value: s.token for b, s in BACKENDS.items
 # Compute backends written without a version.
 PLAIN_COMPUTE = tuple(b.value for b, s in BACKENDS.items() if not s.versioned)
 
-_VERSIONED_RE = re.compile("(" + "|".join(map(re.escape, VERSIONED_COMPUTE.values())) + r")(\d+)(\d)")
-_TORCH_RE = re.compile(r"torch(\d)(\d+)")
-_STABLE_RE = re.compile(r"torch-stable-abi(\d)(\d+)")
-_TVM_FFI_RE = re.compile(r"tvm-ffi(\d)(\d+)")
+# Patterns as text: re compiles one on first use (and caches it), not at every start-up.
+_VERSIONED_RE = "(" + "|".join(map(re.escape, VERSIONED_COMPUTE.values())) + r")(\d+)(\d)"
+_TORCH_RE = r"torch(\d)(\d+)"
+_STABLE_RE = r"torch-stable-abi(\d)(\d+)"
+_TVM_FFI_RE = r"tvm-ffi(\d)(\d+)"
 _WORD_RE = re.compile(r"[A-Za-z0-9_.]+")
 
 
@@ -81,6 +84,9 @@ class BackendInfo:
     ``version`` is ``None`` for cpu, metal, neuron and tpu. Any version is a valid machine
     fact; ``Variant`` checks that its compute part can be written in a name and read back.
     """
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     name: Backend = attrs.field(converter=_backend_name)
     version: tuple[int, int] | None = attrs.field(default=None, converter=_optional_major_minor)
@@ -101,7 +107,7 @@ class BackendInfo:
         """A variant name's compute token: ``cu128`` -> cuda 12.8, ``cpu`` -> cpu."""
         if text in PLAIN_COMPUTE:
             return cls(text)
-        match = _VERSIONED_RE.fullmatch(text)
+        match = re.fullmatch(_VERSIONED_RE, text)
         if match is None:
             raise ValueError(f"unknown compute part {text!r} (expected cpu, metal, neuron, tpu, cuXY, rocmXY, xpuXY or cannXY)")
         return cls(by_token(match[1]), (int(match[2]), int(match[3])))
@@ -143,6 +149,9 @@ class Variant:
     no tag (only Torch arch names carry one). Noarch variants have only ``noarch``: the text
     after ``torch-`` (normally a backend name; the loader also meets ``universal``).
     """
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     kind: Kind = attrs.field(converter=Kind)
     version: tuple[int, int] | None = attrs.field(default=None, converter=_optional_major_minor)
@@ -253,7 +262,7 @@ def parse(name: str) -> Variant:
     parts = name.split("-")
     try:
         if name.startswith("torch-stable-abi"):
-            match = _STABLE_RE.fullmatch("-".join(parts[:3]))
+            match = re.fullmatch(_STABLE_RE, "-".join(parts[:3]))
             if match is None:
                 raise ValueError(f"invalid variant name {name!r}: expected torch-stable-abi<M><m>")
             compute, cpu, os = _arch_tail(name, parts[3:])
@@ -261,7 +270,7 @@ def parse(name: str) -> Variant:
         if parts[0] == "torch":
             return Variant.noarch_for("-".join(parts[1:]))
         if parts[0].startswith("torch"):
-            match = _TORCH_RE.fullmatch(parts[0])
+            match = re.fullmatch(_TORCH_RE, parts[0])
             if match is None:
                 raise ValueError(f"invalid variant name {name!r}: expected torch<M><m>")
             cxx11: bool | None = None
@@ -272,7 +281,7 @@ def parse(name: str) -> Variant:
             compute, cpu, os = _arch_tail(name, rest)
             return Variant.torch((int(match[1]), int(match[2])), compute, cpu, os, cxx11=cxx11)
         if parts[0] == "tvm" and len(parts) > 1:
-            match = _TVM_FFI_RE.fullmatch("-".join(parts[:2]))
+            match = re.fullmatch(_TVM_FFI_RE, "-".join(parts[:2]))
             if match is None:
                 raise ValueError(f"invalid variant name {name!r}: expected tvm-ffi<M><m>")
             compute, cpu, os = _arch_tail(name, parts[2:])

@@ -38,6 +38,7 @@ from kernel_builder.toolchain.state import state_dir
 from kernel_builder.variants.buildsets import build_set_key
 from kernel_builder.variants.host import host_platform
 from kernel_builder.variants.names import Kind, try_parse
+from kernel_builder.versions import format_major_minor, major_minor
 
 __all__ = [
     "build_set_key",
@@ -145,8 +146,7 @@ def _cuda() -> CudaRecord | None:
         found = probe_cuda()
     except BuildError:
         return None
-    major, minor = found.version
-    return CudaRecord(nvcc=found.nvcc, home=found.home, version=f"{major}.{minor}", stamp=_stamp([found.nvcc]))
+    return CudaRecord(nvcc=found.nvcc, home=found.home, version=format_major_minor(found.version), stamp=_stamp([found.nvcc]))
 
 
 def _stamp(paths: Iterable[str]) -> str:
@@ -208,7 +208,7 @@ def discover(extra_pythons: Iterable[str] = (), *, state: Path | None = None) ->
     build_sets: dict[str, Environment] = {}
     for env in environments:
         keys = [build_set_key(env.torch_major_minor, "cpu")]
-        if env.torch_cuda and cuda is not None and _major_minor(env.torch_cuda) == cuda.version:
+        if env.torch_cuda and cuda is not None and format_major_minor(major_minor(env.torch_cuda)) == cuda.version:
             keys.append(build_set_key(env.torch_major_minor, "cuda", cuda.version))
         for key in keys:
             build_sets.setdefault(key, env)
@@ -221,11 +221,6 @@ def discover(extra_pythons: Iterable[str] = (), *, state: Path | None = None) ->
         environments=environments,
         build_sets=build_sets,
     )
-
-
-def _major_minor(version: str) -> str:
-    parts = (version.split(".") + ["0"])[:2]
-    return f"{int(parts[0])}.{int(parts[1])}"
 
 
 def write_toolchains(record: ToolchainsRecord, *, state: Path | None = None) -> Path:

@@ -19,6 +19,7 @@ import cattrs
 from cattrs.gen import make_dict_structure_fn, make_dict_unstructure_fn, override
 
 from kernel_builder.errors import ConfigError
+from kernel_builder.versions import format_major_minor, major_minor
 
 __all__ = ["FORMAT", "CompilerRecord", "CudaRecord", "DriverRecord", "Environment", "ToolchainsRecord", "from_json", "to_json"]
 
@@ -44,7 +45,7 @@ class Environment:
 
     @property
     def torch_major_minor(self) -> str:
-        return ".".join(self.torch_version.split("+")[0].split(".")[:2])
+        return format_major_minor(major_minor(self.torch_version))
 
 
 @attrs.frozen
