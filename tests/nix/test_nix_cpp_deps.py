@@ -34,8 +34,11 @@ def test_only_the_cuda_variants_get_cutlass_and_no_host_path(cute: Path) -> None
     cuda = _closure(cute, CU130)
     headers = [d for d in cuda if d.endswith("-kb-cutlass-3.8-headers.drv")]
     assert len(headers) == 1
-    (variant,) = [d for d in cuda.values() if d["env"].get("variant") == CU130]
-    given = json.loads(variant["env"]["KERNEL_BUILDER_CPP_DEPS"])
+    # the variant and its plan (built per object: the plan's compile commands name the headers)
+    steps = [d for d in cuda.values() if d["env"].get("variant") == CU130]
+    assert sorted(d["env"].get("step", "variant") for d in steps) == ["plan", "variant"]
+    given, *others = [json.loads(d["env"]["KERNEL_BUILDER_CPP_DEPS"]) for d in steps]
+    assert others == [given]
     assert list(given) == ["cutlass-3.8"] and given["cutlass-3.8"].startswith("/nix/store/")
     for drv, data in cuda.items():
         for value in [data["builder"], *data["args"], *data["env"].values()]:

@@ -16,7 +16,7 @@ from kernel_builder.errors import ConfigError
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import matrix
-from nix_support import PYTHON, kernel_builder
+from nix_support import PYTHON, flake_variants, kernel_builder
 
 
 def test_scaffold_files_are_a_valid_edition_5_kernel() -> None:
@@ -124,7 +124,7 @@ def test_scaffold_builds_and_its_tests_pass(tmp_path: Path) -> None:
         variants = nix.eval_json(prepared.installable("variants"), flake_args=prepared.flake_args)
     finally:
         os.environ.pop("KERNEL_BUILDER_STATE_DIR", None)
-    assert variants == [v.name for v in matrix(load(kernel), load_build_sets(), "x86_64-linux").variants]
+    assert variants == [v.name for v in flake_variants(load(kernel), load_build_sets(), "x86_64-linux")]
     assert "torch214-cxx11-cu130-x86_64-linux" in variants
 
 

@@ -44,6 +44,7 @@ def test(
     from kernel_builder.config import load  # lazy: config reader and nix are not needed for --help
     from kernel_builder.flake import flake_build, kernel_tests, nix  # lazy: as load
     from kernel_builder.flake.selection import select_variants  # lazy: as load
+    from kernel_builder.variants.buildsets import current_system  # lazy: as load
 
     kernel_dir = directory.resolve()
     load(kernel_dir, check_sources=True)
@@ -53,6 +54,13 @@ def test(
         raise ConfigError(f"{kernel_dir / 'flake.nix'} does not exist", hint="`kernel-builder init` writes one")
     flake = flake_build.open_kernel_flake(kernel_dir, test_select=select)
     selected, notes = select_variants(flake.table, variants, backends)
+    system = current_system()
+    elsewhere = [name for name in selected if name.count("-") >= 3 and not name.endswith(f"-{system}")]
+    if elsewhere and variants:
+        raise ConfigError(f"cross-built for another system, so tested only there: {', '.join(elsewhere)}",
+                          hint=f"test this system's variants ({system}), or run `kernel-builder test` on that machine")
+    selected = [name for name in selected if name not in elsewhere]
+    notes += [f"{name}: built for another system; its tests run there" for name in elsewhere]
     for note in notes:
         output.note(f"skip {note}")
     if not selected:

@@ -78,20 +78,10 @@ def _within(root: Path, rel: str) -> Path:
 
 
 def _copy_sources(source: Path, dest: Path, files: list[str], includes: list[str]) -> None:
-    for rel in files:
-        origin = _within(source, rel)
-        if not origin.is_file():
-            raise BuildError(
-                f"{origin} is listed in build.toml but does not exist",
-                hint="fix the src list in build.toml, or add the file",
-            )
+    for rel, origin in _wanted(source, files, includes).items():
         target = _within(dest, rel)
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(origin, target)
-    for rel in includes:
-        origin = _within(source, rel)
-        if origin.is_dir():
-            shutil.copytree(origin, _within(dest, rel), ignore=_SKIP, dirs_exist_ok=True)
 
 
 class Scratch:
@@ -129,7 +119,7 @@ def scratch_dir(build: Build, source: Path, variant: str, salt: str, *, keep: bo
 
 
 def _wanted(source: Path, files: list[str], includes: list[str]) -> dict[str, Path]:
-    """Every file a compile reads, relative path -> the file in ``source`` (as ``_copy_sources`` copies them)."""
+    """Every file a compile reads, relative path -> the file in ``source``; a listed file that is missing is an error."""
     wanted: dict[str, Path] = {}
     for rel in files:
         origin = _within(source, rel)

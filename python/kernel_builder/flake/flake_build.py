@@ -380,10 +380,10 @@ class _Tracker:
                 counts.plan(self.objects_to_build(drv, list(self.rows)))
             self.units[drv] = (unit, _output_of(drv))
             counts.start(unit, drv)
-            if row.status is RowStatus.QUEUED:
-                row.status, row.started, row.where = RowStatus.BUILDING, now, event.machine or "local"
+            self._announce(row, event.machine, now)
             self._show_phase(row, counts)
         elif event.kind == "log":
+            self._announce(row, event.machine, now)  # a part may log before its start is seen
             self.unit_logs.setdefault(drv, []).append(event.text)
             row.last_log = now
             self.observer.log(row, event.text)
@@ -396,6 +396,12 @@ class _Tracker:
             row.log = [f"{what} ({drv}) failed:", *self.unit_logs.get(drv, [])]
             row.drv = drv
             self._failed(row)
+
+    def _announce(self, row: VariantRow, machine: str | None, now: float) -> None:
+        """A queued variant starts with its first part, on the machine that part builds on."""
+        if row.status is RowStatus.QUEUED:
+            row.status, row.started, row.where = RowStatus.BUILDING, now, machine or "local"
+            self.observer.changed(row, f"building {row.name}" + (f" on {row.where}" if row.where != "local" else ""))
 
     def _show_phase(self, row: VariantRow, counts: ObjectCounts) -> None:
         phase = counts.phase()
