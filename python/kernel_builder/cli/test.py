@@ -55,7 +55,8 @@ def test(
     flake = flake_build.open_kernel_flake(kernel_dir, test_select=select)
     selected, notes = select_variants(flake.table, variants, backends)
     system = current_system()
-    elsewhere = [name for name in selected if name.count("-") >= 3 and not name.endswith(f"-{system}")]
+    system_of = {entry.name: entry.system for entry in flake.table}
+    elsewhere = [name for name in selected if system_of[name] not in (None, system)]
     if elsewhere and variants:
         raise ConfigError(f"cross-built for another system, so tested only there: {', '.join(elsewhere)}",
                           hint=f"test this system's variants ({system}), or run `kernel-builder test` on that machine")

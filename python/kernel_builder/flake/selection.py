@@ -39,7 +39,7 @@ def select_variants(
     ``systems``, only the arch variants of those Nix systems: ``aarch64-linux`` ones are
     cross-built on x86_64) that has a toolchain, with a note for each one that has none.
     """
-    known_systems = {entry.name.split("-", 3)[3] for entry in table if entry.name.count("-") >= 3}
+    known_systems = {entry.system for entry in table if entry.system is not None}
     for system in systems:
         if system not in known_systems:
             raise ConfigError(
@@ -47,7 +47,7 @@ def select_variants(
                 hint="systems of this kernel's arch variants: " + ", ".join(sorted(known_systems)),
             )
     if systems:
-        table = [entry for entry in table if any(entry.name.endswith(f"-{s}") for s in systems)]
+        table = [entry for entry in table if entry.system in systems]
     by_name = {entry.name: entry for entry in table}
     for name in variants:
         if name not in by_name:

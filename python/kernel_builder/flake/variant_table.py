@@ -16,6 +16,7 @@ from typing import Any
 import attrs
 
 from kernel_builder.errors import NixError
+from kernel_builder.variants.names import try_parse
 
 __all__ = ["Provider", "VariantEntry", "parse_table"]
 
@@ -44,6 +45,12 @@ class VariantEntry:
     backend_version: str | None = None
     provider: Provider | None = None  # buildable variants only
     python: str | None = None  # the toolchain Python (a store path for pinned)
+
+    @property
+    def system(self) -> str | None:
+        """The Nix system an arch variant is for (read from its name); ``None`` for noarch."""
+        parsed = try_parse(self.name)
+        return parsed.system if parsed is not None else None
 
 
 _FIELDS = {
