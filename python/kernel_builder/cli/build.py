@@ -189,15 +189,12 @@ def _capabilities(text: str | None) -> tuple[str, ...] | None:
     """``--cuda-capabilities 9.0,10.0`` → ``("9.0", "10.0")``, each checked; ``None`` when not given."""
     if not text:
         return None
-    from kernel_builder.driver.cuda_archs import CudaArch  # lazy: only with --cuda-capabilities
+    from kernel_builder.driver.cuda_archs import checked_capabilities  # lazy: only with --cuda-capabilities
 
-    parts = tuple(p for p in text.replace(",", " ").split() if p)
-    for part in parts:
-        try:
-            CudaArch.parse(part)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--cuda-capabilities") from None
-    return parts or None
+    try:
+        return checked_capabilities(text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--cuda-capabilities") from None
 
 
 def _note_stand_ins(build: Any, backends: Sequence[str]) -> None:

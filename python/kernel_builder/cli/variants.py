@@ -138,13 +138,11 @@ def _blocked_backends(build: Build) -> dict[Backend, str]:
 def _narrowed_archs(build: Any, variants: Any, text: str) -> dict[str, list[str]]:
     """Variant name → the archs its build compiles under ``--cuda-capabilities text``
     (CUDA arch variants only); a narrowing that leaves a component nothing is an error."""
-    from kernel_builder.driver.cuda_archs import CudaArch, archs_for  # lazy: only with --cuda-capabilities
+    from kernel_builder.driver.cuda_archs import archs_for, checked_capabilities  # lazy: only with --cuda-capabilities
     from kernel_builder.errors import BuildError  # lazy: as above
 
-    only = [p for p in text.replace(",", " ").split() if p]
     try:
-        for part in only:
-            CudaArch.parse(part)
+        only = list(checked_capabilities(text) or ())
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--cuda-capabilities") from None
     caps = {name: k.cuda_capabilities for name, k in build.kernels_for(Backend.CUDA).items()}

@@ -34,9 +34,25 @@ __all__ = [
     "archs_for",
     "gencode_flags",
     "metadata_archs",
+    "split_capabilities",
+    "checked_capabilities",
 ]
 
 _ARCH = re.compile(r"^(\d+)\.(\d+)([af]?)(\+PTX)?$")
+
+
+def split_capabilities(text: str | None) -> tuple[str, ...] | None:
+    """A ``--cuda-capabilities`` value, ``"9.0,10.0"`` or space-separated, as ``("9.0", "10.0")``;
+    ``None`` when empty."""
+    return tuple(p for p in (text or "").replace(",", " ").split() if p) or None
+
+
+def checked_capabilities(text: str | None) -> tuple[str, ...] | None:
+    """``split_capabilities``, each one a valid arch (``ValueError`` naming the first that is not)."""
+    parts = split_capabilities(text)
+    for part in parts or ():
+        CudaArch.parse(part)
+    return parts
 
 
 @attrs.frozen(order=True)

@@ -30,6 +30,7 @@ from kernel_builder.config.loading import read_file
 from kernel_builder.config.portability import refuse_host_specific_flags
 from kernel_builder.errors import BuildError, KernelBuilderError
 from kernel_builder.driver.compile import build_env, configure_args, write_project
+from kernel_builder.driver.cuda_archs import split_capabilities
 from kernel_builder.driver.ops_id import ops_identifier, unique_id
 from kernel_builder.driver.scratch import scratch_dir
 from kernel_builder.driver.planfile import TOP, Plan, Unit
@@ -158,7 +159,7 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    capabilities = tuple(p for p in (args.cuda_capabilities or "").replace(",", " ").split() if p) or None
+    capabilities = split_capabilities(args.cuda_capabilities)
     source = Path(args.source).resolve()
     try:
         if os.environ.get("toolchainProvider") == "pinned":  # as run_variant: nothing host-specific

@@ -19,6 +19,7 @@ import sys
 from kernel_builder.config.loading import read_file
 from kernel_builder.config.portability import refuse_host_specific_flags
 from kernel_builder.errors import KernelBuilderError
+from kernel_builder.driver.cuda_archs import split_capabilities
 from kernel_builder.driver.variant import build_variant
 
 __all__ = ["main", "parser"]
@@ -88,12 +89,6 @@ def _show_log() -> None:
     logger.setLevel(logging.INFO)
 
 
-def _capabilities(text: str | None) -> tuple[str, ...] | None:
-    """``"9.0,10.0"`` (or space-separated) → ``("9.0", "10.0")``; empty → ``None``."""
-    parts = tuple(p for p in (text or "").replace(",", " ").split() if p)
-    return parts or None
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     _show_log()
@@ -117,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
             keep_scratch=args.keep_scratch,
             strict_manylinux=args.strict_manylinux,
             import_check=not args.no_import_check,
-            cuda_capabilities=_capabilities(args.cuda_capabilities),
+            cuda_capabilities=split_capabilities(args.cuda_capabilities),
             prebuilt_module=args.prebuilt_module,
         )
     except KernelBuilderError as exc:
