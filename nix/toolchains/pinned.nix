@@ -74,7 +74,12 @@ let
           CUDAHOSTCXX = "${target.ccLink}/bin/g++";
         } else { });
         identity = { toolchainProvider = "pinned"; toolchainEnv = envName; toolchainTarget = targetSystem; };
-        parts = { inherit runtime python driver env seed; cc = target.cc; ccLink = target.ccLink; cuda = cudaHome; };
+        # The target's Python under qemu, for the import check (null: the lock pins none, and
+        # the module is built and ABI-checked but not imported). variant.nix hands it to the
+        # variant step only: plans, objects and links never wait for it.
+        emulatedPython = let emulated = target.emulated.${envName}; in
+          if emulated == null then null else "${emulated}/bin/python";
+        parts = { inherit runtime python driver env seed; cc = target.cc; ccLink = target.ccLink; cuda = cudaHome; emulated = target.emulated.${envName}; };
         testSite = _: null;
       };
 in

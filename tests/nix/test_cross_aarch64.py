@@ -2,12 +2,15 @@
 
 examples/relu's pinned aarch64 CPU variant, with plain Nix and the sandbox on: an
 x86_64-linux derivation whose module is an AArch64 shared object, manylinux_2_28_aarch64
-clean, naming no store path, and bit-identical when rebuilt. Slow: real cross builds.
+clean, naming no store path, imported by the import check under qemu-aarch64 (and by
+PyPI's `kernels` under the same emulated aarch64 Python, computing relu), and
+bit-identical when rebuilt. Slow: real cross builds, torch imported under emulation.
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -45,6 +48,37 @@ def relu(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return kernel
 
 
+def build_log(installable: str, cwd: Path) -> str:
+    done = plain_nix("log", "--no-write-lock-file", installable, cwd=cwd)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def emulated_python(installable: str, cwd: Path) -> str:
+    """The aarch64 Python under qemu that the variant step imports the module with."""
+    shown = json.loads(plain_nix("show-derivation", "--no-write-lock-file", installable, cwd=cwd).stdout)
+    (drv,) = shown.values()
+    return drv["env"]["KERNEL_BUILDER_TARGET_PYTHON"]
+
+
+# PyPI's `kernels`, run by the emulated aarch64 Python: it selects the aarch64 CPU variant
+# (its torch is a CUDA build, so the CPU backend is asked for) and runs the op. (Not
+# kernelize: its LocalLayerRepository resolves without a backend, so a CUDA torch always
+# asks for the CUDA variant, even for device "cpu".)
+KERNELS_LOAD = r"""
+import platform, sys
+from pathlib import Path
+import torch
+from kernels import get_local_kernel
+
+print("machine", platform.machine())
+kernel = get_local_kernel(Path(sys.argv[1]), backend="cpu")
+x = torch.randn(1000)
+assert torch.equal(kernel.relu(x), torch.relu(x)), "relu op differs from torch.relu"
+print("op ok", kernel.__name__)
+"""
+
+
 @pytest.fixture(scope="module")
 def built(relu: Path) -> Path:
     done = plain_nix("build", "--json", "--no-link", "-j", "1", "--cores", "2", "--no-write-lock-file",
@@ -79,6 +113,44 @@ def test_the_module_is_aarch64_manylinux_clean_and_names_no_store_path(built: Pa
     assert metadata["backend"]["type"] == "cpu"
 
 
+def test_the_import_check_imports_the_module_under_qemu(relu: Path, built: Path) -> None:
+    log = build_log(f".#redistributable.{CROSS}", relu)
+    assert f"{CROSS}: import check under emulation: aarch64-linux Python /nix/store/" in log, log[-3000:]
+    ops_id = json.loads((built / "metadata.json").read_text())["id"]
+    assert f"{CROSS}: registered ops: {ops_id}::relu" in log, log[-3000:]
+
+
+@pytest.mark.timeout(900)
+def test_pypi_kernels_loads_the_variant_under_the_emulated_python(relu: Path, built: Path, tmp_path: Path) -> None:
+    python = emulated_python(f".#redistributable.{CROSS}", relu)
+    repo = tmp_path / "relu"
+    shutil.copytree(built, repo / "build" / CROSS)
+    done = subprocess.run([python, "-c", KERNELS_LOAD, str(repo)], capture_output=True, text=True, timeout=800, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    ops_id = json.loads((built / "metadata.json").read_text())["id"]
+    assert "machine aarch64" in done.stdout
+    assert f"op ok {ops_id}" in done.stdout
+
+
+@pytest.mark.timeout(1200)
+def test_the_import_check_fails_a_module_that_cannot_load(tmp_path: Path) -> None:
+    """A module with an unresolved symbol links (shared objects may) but cannot be imported:
+    the emulated import check fails the build, naming the symbol."""
+    kernel = copy_kernel("relu", tmp_path / "broken", git=False, salt=True)
+    (kernel / "flake.nix").write_text(FLAKE)
+    source = kernel / "relu_cpu" / "relu_cpu.cpp"
+    source.write_text(source.read_text().replace(
+        "void relu(at::Tensor &out, at::Tensor const &input) {",
+        'extern "C" int kb_nowhere_defined();\nvoid relu(at::Tensor &out, at::Tensor const &input) {\n  if (kb_nowhere_defined()) return;',
+    ))
+    commit_all(kernel, init=True)
+    done = plain_nix("build", "--no-link", "-j", "1", "--cores", "2", "--no-write-lock-file", f".#redistributable.{CROSS}", cwd=kernel)
+    assert done.returncode != 0
+    log = build_log(f".#redistributable.{CROSS}", kernel)
+    assert "import check under emulation" in log
+    assert "undefined symbol: kb_nowhere_defined" in log, log[-3000:]
+
+
 @pytest.mark.timeout(1200)
 def test_the_cuda_variant_is_built_by_x86_64_nvcc_for_aarch64(relu: Path) -> None:
     done = plain_nix("build", "--json", "--no-link", "-j", "1", "--cores", "2", "--no-write-lock-file",
@@ -91,7 +163,10 @@ def test_the_cuda_variant_is_built_by_x86_64_nvcc_for_aarch64(relu: Path) -> Non
     needed = subprocess.run(["readelf", "-d", str(module)], capture_output=True, text=True, check=True).stdout
     assert "libcudart.so.13" in needed and "libtorch_cuda.so" in needed
     assert b"/nix/store/" not in module.read_bytes()
-    assert json.loads((built / "metadata.json").read_text())["backend"]["archs"]
+    metadata = json.loads((built / "metadata.json").read_text())
+    assert metadata["backend"]["archs"]
+    # imported under qemu too: a CUDA module loads without a GPU, as on x86_64
+    assert f"{CUDA}: registered ops: {metadata['id']}::relu" in build_log(f".#redistributable.{CUDA}", relu)
 
 
 @pytest.mark.timeout(1200)

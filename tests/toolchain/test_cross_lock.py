@@ -92,3 +92,41 @@ def test_an_unpinned_aarch64_build_set_says_what_the_lock_cross_builds() -> None
     assert "cross-builds aarch64-linux variants of torch2.13-cpu, torch2.13-cuda13.0 only" in reason
     assert "requests.targets.aarch64-linux" in reason
     assert "pins x86_64-linux toolchains only" in why_not_pinned("2.13", "cpu", None, "aarch64-darwin", lock=LOCK)
+
+
+def test_fetching_a_cross_built_set_brings_its_emulated_check_environment() -> None:
+    """qemu, the arm64 CPython and what the aarch64 torch loads come with the build set."""
+    lock = load_lock(LOCK)
+    emulation = lock.requests["targets"]["aarch64-linux"]["emulation"]
+    assert "env:torch2.13-aarch64-emulated" in lock.groups
+    artifacts = lock.artifacts_for(["torch2.13-cpu"])
+    names = {a.name for a in artifacts}
+    assert {"qemu-user-static", "python3.11-minimal:arm64", "libpython3.11-stdlib:arm64"} <= names
+    files = {a.file for a in artifacts}
+    assert any(f.startswith("nvidia_cudnn_cu13-") and f.endswith("_aarch64.whl") for f in files)
+    assert any(f.startswith("kernels-") and f.endswith("_aarch64.whl") for f in files)
+    # the stand-in is for the one library no index serves for aarch64
+    assert emulation["standIns"] == {"torch2.13-aarch64": ["libcupti.so.13"]}
+    assert not any(f.startswith("nvidia_cuda_cupti-") and f.endswith("_aarch64.whl") for f in files)
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (lambda e: e.update(debianGroups=["nope"]), r"emulation\.debianGroups\[0\]: unknown group 'nope'"),
+        (lambda e: e["environments"].update({"torch9-aarch64": []}), r"emulation\.environments\.torch9-aarch64: unknown environment"),
+        (lambda e: e.update(standIns={"torch2.13-aarch64": "libcupti.so.13"}), r"emulation\.standIns\.torch2\.13-aarch64: expected an array"),
+        (lambda e: e.update(environments=[]), r"emulation\.environments: expected an object"),
+    ],
+)
+def test_a_broken_emulation_entry_is_a_located_error(tmp_path: Path, change, message: str) -> None:
+    from kernel_builder.errors import ConfigError
+
+    data = json.loads(LOCK.read_text())
+    change(data["requests"]["targets"]["aarch64-linux"]["emulation"])
+    path = tmp_path / "lock.json"
+    path.write_text(json.dumps(data))
+    with pytest.raises(ConfigError, match=message) as caught:
+        load_lock(path)
+    assert str(path) in caught.value.message
+

@@ -28,4 +28,8 @@ derivation (toolchain.identity // toolchain.env // {
   # __DATE__/__TIME__, archive and zip timestamps: the same inputs give the same bytes on
   # every machine and every day (`nix build --rebuild` checks it).
   SOURCE_DATE_EPOCH = "315532800"; # 1980-01-01T00:00:00Z, the earliest time a zip can hold
-} // extraAttrs)
+}
+  # A cross toolchain's emulated Python (pinned.nix): the import check runs under it.
+  // (if (toolchain.emulatedPython or null) != null && (extraAttrs.noImportCheck or "") != "1"
+      then { KERNEL_BUILDER_TARGET_PYTHON = toolchain.emulatedPython; } else { })
+  // extraAttrs)

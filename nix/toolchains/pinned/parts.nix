@@ -132,6 +132,22 @@ let
         wheels = group "env:${name}";
       };
       envs = builtins.mapAttrs (name: _: crossEnv name) target.environments;
+      # The import check's Python of each environment (`requests.targets.<system>.emulation`):
+      # qemu-user running the target's CPython, with the environment's torch and what it
+      # loads; null when the lock pins no emulation for it. See emulated-python-builder.sh.
+      emulation = target.emulation or null;
+      emulatedOf = name:
+        if emulation == null || !(emulation.environments ? ${name}) then null
+        else mkBuilt "kb-emulated-${name}" ./emulated-python-builder.sh {
+          inherit python pip;
+          inherit (machine) triple;
+          inherit (target) machine;
+          cc = crossCc;
+          debs = builtins.concatMap group emulation.debianGroups;
+          wheels = group "env:${name}" ++ group "env:${name}-emulated";
+          standIns = emulation.standIns.${name} or [ ];
+        };
+      emulated = builtins.mapAttrs (name: _: emulatedOf name) target.environments;
       # The CUDA home of a cross environment (`requests.targets.<system>.cuda`): this
       # machine's nvcc (from the native environment `nativeName`) with the target's CUDA
       # headers and libraries; null when the environment has no CUDA.
@@ -145,7 +161,7 @@ let
         };
     in
     {
-      inherit targetSystem envs cudaOf;
+      inherit targetSystem envs cudaOf emulated;
       cc = crossCc;
       ccLink = crossLink;
       buildSets = target.buildSets;

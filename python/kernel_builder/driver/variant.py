@@ -57,8 +57,10 @@ class VariantResult:
 
 
 # Set by the pinned cross toolchains (nix/toolchains/pinned.nix): the system the module is
-# for when it is not this machine's (aarch64-linux, built on x86_64-linux).
+# for when it is not this machine's (aarch64-linux, built on x86_64-linux), and the
+# target's Python under qemu that imports it (the variant step only; see docs/nix.md).
 TARGET_ENV = "KERNEL_BUILDER_TARGET_SYSTEM"
+TARGET_PYTHON_ENV = "KERNEL_BUILDER_TARGET_PYTHON"
 
 
 def target_platform() -> Platform | None:
@@ -154,13 +156,20 @@ def build_variant(
     staged = staging_dir(out, variant.name)
     importer = None
     target = target_platform()
+    import_python = toolchain_python
     if target is not None and import_check:
-        # This machine's Python cannot load a module of another machine.
-        log.warning(f"{variant}: no import check: the module is for {target.system} (cross-built)")
-        import_check = False
+        # This machine's Python cannot load a module of another machine; the target's, under
+        # emulation, can.
+        import_python = os.environ.get(TARGET_PYTHON_ENV, "")
+        if not import_python:
+            log.warning(f"{variant}: no import check: the module is for {target.system} (cross-built) "
+                        "and the toolchain has no emulated Python for it")
+            import_check = False
+        else:
+            log.info(f"{variant}: import check under emulation: {target.system} Python {import_python}")
     try:
         if import_check:
-            importer = start_import_check(toolchain_python)  # imports torch while we compile
+            importer = start_import_check(import_python)  # imports torch while we compile
         # Noarch variants compile nothing and need no scratch directory.
         scratch_context = (
             contextlib.nullcontext() if not is_arch or prebuilt_module is not None
@@ -181,7 +190,8 @@ def build_variant(
                 log.info(f"scratch kept at {scratch.path}")
         report = check_variant(
             staged,
-            python=toolchain_python if import_check else None,
+            python=import_python if import_check else None,
+            python_platform=target,
             pyext=build.pyext,
             python_name=build.python_name,
             strict_manylinux=strict_manylinux,
@@ -190,6 +200,8 @@ def build_variant(
         )
         for warning in report.warnings:
             log.warning("%s", warning)
+        for note in report.notes:
+            log.info(f"{variant}: {note}")
         final_dir = out / variant.name
         publish(staged, final_dir)
     except BaseException:

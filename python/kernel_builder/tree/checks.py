@@ -30,6 +30,7 @@ from kernel_builder.tree.metadata import Metadata
 from kernel_builder.tree.opslint import lint_tree
 from kernel_builder.pyenv import probe_toolchain
 from kernel_builder.variants.compat import importable
+from kernel_builder.variants.host import Platform
 from kernel_builder.variants.names import Kind, try_parse
 from kernel_builder.variants.system import toolchain_system
 
@@ -250,11 +251,12 @@ def missing_module(lines: Iterable[str]) -> str | None:
     return None
 
 
-def _importable(variant_name: str, python: str) -> str | None:
+def _importable(variant_name: str, python: str, platform: Platform | None = None) -> str | None:
     """``None`` if ``python``'s torch can import this variant, else why not
-    (``variants.compat.importable`` against what ``python`` describes)."""
+    (``variants.compat.importable`` against what ``python`` describes, on ``platform``:
+    this machine unless ``python`` is another machine's, emulated)."""
     try:
-        system = toolchain_system(probe_toolchain(python))
+        system = toolchain_system(probe_toolchain(python), platform)
     except BuildError:
         return f"{python} has no importable torch"
     parsed = try_parse(variant_name)
@@ -284,6 +286,7 @@ def check_variant(
     import_process: subprocess.Popen | None = None,
     raise_errors: bool = True,
     scan: VariantScan | None = None,
+    python_platform: Platform | None = None,
 ) -> CheckReport:
     """Run every check on one variant; raise ``CheckError`` listing all errors (with
     ``raise_errors=False``: return the report, errors included).
@@ -294,6 +297,8 @@ def check_variant(
     ``import_process`` is an interpreter from ``start_import_check`` to use (else one is
     started; an unused one is stopped). ``scan`` is the variant's files already read
     (``upload`` passes it so that the digest check reads nothing again).
+    ``python_platform`` is the machine ``python`` runs as when it is not this one (a cross
+    variant's import check, under qemu).
     """
     root = Path(variant_dir)
     name = variant_name or root.name
@@ -333,7 +338,7 @@ def check_variant(
         warnings.extend(abi_warnings)
         errors.extend(check_runpath(library))
     if python is not None and metadata is not None and not errors:
-        why_not = _importable(name, python)
+        why_not = _importable(name, python, python_platform)
         if why_not is None:
             import_errors, ops = import_check(root, metadata.id, python, require_ops=is_arch, started=import_process)
             import_process = None

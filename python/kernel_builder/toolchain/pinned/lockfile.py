@@ -39,6 +39,7 @@ __all__ = [
     "lock_path",
     "load_lock",
     "store_name",
+    "emulated_group",
     "fixed_output_path",
     "nix_base32",
 ]
@@ -48,6 +49,14 @@ SCHEMA = 1
 # the ziglang wheel whose glibc symbol lists make the glibc 2.28 link stubs (not installed).
 COMMON_ENVIRONMENTS = ("installer", "driver", "glibc-stubs")
 STORE_DIR = "/nix/store"
+
+
+def emulated_group(environment: str) -> str:
+    """The group of a cross environment's emulated check environment
+    (``requests.targets.<system>.emulation.environments.<environment>``): what the target's
+    torch needs to be imported under qemu, beside the build's ``env:<environment>``."""
+    return f"env:{environment}-emulated"
+
 _STORE_NAME_BAD = re.compile(r"[^A-Za-z0-9+\-._?=]")
 
 
@@ -138,8 +147,9 @@ class ToolchainLock:
                 env = f"env:{name}"
                 if env not in self.groups:  # requested but never resolved: fetching nothing would pass silently
                     raise _fail(self.path, f"{where}.{key}: environment {name!r} has no resolved artifacts (no groups.{env})")
-                if env not in wanted:
-                    wanted.append(env)
+                for group in (env, emulated_group(name)):  # the emulated check's, where there is one
+                    if group in self.groups and group not in wanted:
+                        wanted.append(group)
         keys: list[str] = []
         for group in wanted:
             for key in self.groups.get(group, ()):
@@ -279,6 +289,24 @@ def _targets(path: Path, raw: object, requests: dict[str, Any]) -> None:
             if key not in (requests.get("buildSets") or {}):
                 raise _fail(path, f"{where}.buildSets.{key}: {key} is not pinned for this system (requests.buildSets), "
                             "whose environment runs CMake for the cross build", hint=f"add {key} to requests.buildSets, or remove it here; then {_FIX}")
+        _emulation(path, f"{where}.emulation", target.get("emulation"), groups, environments)
+
+
+def _emulation(path: Path, where: str, raw: object, groups: dict[str, Any], environments: dict[str, Any]) -> None:
+    """``requests.targets.<system>.emulation`` (optional): the Debian groups of qemu and the
+    target's CPython, and per cross environment the wheels and stand-in libraries its
+    torch needs to be imported under qemu (see docs/nix.md, "Checks under emulation")."""
+    if raw is None:
+        return
+    emulation = _expect(path, where, raw, dict, "an object {debianGroups, environments, standIns}")
+    for i, group in enumerate(_expect(path, f"{where}.debianGroups", emulation.get("debianGroups"), list, "an array of group names")):
+        if group not in groups:
+            raise _fail(path, f"{where}.debianGroups[{i}]: unknown group {group!r} (requests.debian.groups has {', '.join(sorted(groups))})")
+    for field in ("environments", "standIns"):
+        for env, value in _expect(path, f"{where}.{field}", emulation.get(field, {}), dict, "an object {environment: array}").items():
+            if env not in environments:
+                raise _fail(path, f"{where}.{field}.{env}: unknown environment {env!r} (the target's environments: {', '.join(sorted(environments))})")
+            _expect(path, f"{where}.{field}.{env}", value, list, "an array of strings")
 
 
 def load_lock(path: Path | None = None) -> ToolchainLock:

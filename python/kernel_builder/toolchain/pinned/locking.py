@@ -27,7 +27,7 @@ from kernel_builder._files import write_atomic
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.pinned.clients import apt_arch_args, pip_platform_args, run_tool, seed_nar_hash
 from kernel_builder.toolchain.pinned.fetch import download_debs
-from kernel_builder.toolchain.pinned.lockfile import SCHEMA, Artifact, load_lock, lock_path, store_name
+from kernel_builder.toolchain.pinned.lockfile import SCHEMA, Artifact, emulated_group, load_lock, lock_path, store_name
 from kernel_builder.toolchain.pinned.lockrequests import check_package_name
 
 __all__ = ["resolve_debs", "resolve_wheels", "public_wheel_url", "relock"]
@@ -140,6 +140,10 @@ def relock(path: Path | None = None, *, upgrade_debs: bool = False) -> dict[str,
     for target in (requests.get("targets") or {}).values():
         for env, requirements in target["environments"].items():
             add(f"env:{env}", resolve_wheels(list(requirements), python=python["version"], deps=False, machine=target["machine"]))
+        # Its emulated check environment: the rest of what that torch loads, with dependencies
+        # (see emulated_group), installed beside it for the import check under qemu.
+        for env, requirements in ((target.get("emulation") or {}).get("environments") or {}).items():
+            add(emulated_group(env), resolve_wheels(list(requirements), python=python["version"], machine=target["machine"]))
     seed_request = requests["seed"]
     seed_key = next(k for k in groups[seed_request["group"]] if artifacts[k]["name"] == seed_request["deb"])
     with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:

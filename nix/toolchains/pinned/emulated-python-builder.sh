@@ -1,0 +1,70 @@
+# The import check's Python for a cross environment: the target's CPython 3.11 (Debian's
+# $machine packages) run by qemu-user on this machine, with the target's torch and what it
+# loads (the environment's wheels and its emulated check wheels, pip-installed for the
+# target's platform tags into the target CPython's own dist-packages). $out/bin/python is
+# an x86_64 script, so the build runs it like any toolchain Python. See docs/nix.md,
+# "Checks under emulation".
+source "$libSh"
+unpack_debs debs $debs
+mkdir -p "$out/bin" "$out/stand-ins"
+# qemu-user, static: the one emulator this target needs (the package has every target's).
+cp "debs/usr/bin/qemu-$machine-static" "$out/bin/"
+rm -rf debs/usr/bin/qemu-* debs/usr/share/doc debs/usr/share/man debs/usr/share/lintian debs/etc/binfmt.d
+mv debs "$out/sysroot"
+relative_symlinks "$out/sysroot"
+root="$out/sysroot"
+# The machine as the target's programs read it. qemu-user passes this machine's /proc and
+# /sys through (an x86_64 /proc/cpuinfo), unless the sysroot (qemu -L) has the file: torch's
+# cpuinfo library crashes on an x86_64 description, so the sysroot describes one Neoverse-N1
+# core, the CPU qemu emulates (-cpu neoverse-n1, below).
+mkdir -p "$root/proc" "$root/sys/devices/system/cpu/cpu0/regs/identification"
+cat > "$root/proc/cpuinfo" <<'CPUINFO'
+processor	: 0
+BogoMIPS	: 50.00
+Features	: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp ssbs
+CPU implementer	: 0x41
+CPU architecture: 8
+CPU variant	: 0x3
+CPU part	: 0xd0c
+CPU revision	: 1
+
+CPUINFO
+for file in possible present online kernel_max; do echo 0 > "$root/sys/devices/system/cpu/$file"; done
+echo 0x00000000413fd0c1 > "$root/sys/devices/system/cpu/cpu0/regs/identification/midr_el1"
+
+mkdir -p wheels
+for wheel in $wheels; do ln -sfn "$wheel" "wheels/${wheel#*-}"; done  # a wheel in both groups once
+export HOME="$PWD/home" PYTHONDONTWRITEBYTECODE=1 PIP_NO_CACHE_DIR=1 PIP_CONFIG_FILE=/dev/null
+sp="$root/usr/lib/python3/dist-packages"  # on the target CPython's own path (Debian's site.py)
+"$python/usr/bin/python3.11" "$pip/pip" install --quiet --no-index --no-deps --no-compile \
+  --disable-pip-version-check --no-warn-script-location --target "$sp" \
+  --only-binary=:all: --implementation cp --python-version 3.11 --platform "manylinux_2_28_$machine" \
+  --platform "manylinux_2_27_$machine" --platform "manylinux_2_17_$machine" --platform "manylinux2014_$machine" wheels/*.whl
+find "$sp" -name direct_url.json -exec rm -f {} +
+rm -rf "$sp/bin"
+
+# Stand-ins for libraries torch links that no index serves for this machine (the lock's
+# emulation.standIns): a library of that soname defining each symbol torch's libraries
+# import from it (with its symbol version), every function answering an error. Only
+# NVIDIA's profiler interface (libcupti) is one: nothing a check runs calls it.
+for soname in $standIns; do
+  symbols=$("$cc/bin/readelf" --dyn-syms -W "$sp"/torch/lib/*.so* | awk -v soname="$soname" \
+    '$7 == "UND" && (at = index($8, "@")) && substr($8, at + 1) == soname { print substr($8, 1, at - 1) }' | sort -u)
+  [ -n "$symbols" ] || { echo "stand-in $soname: torch imports nothing from it" >&2; exit 1; }
+  for symbol in $symbols; do echo "int $symbol(void) { return 999; }"; done > standin.c
+  printf '%s { global: *; };\n' "$soname" > standin.map
+  "$cc/bin/gcc" -shared -fPIC -O1 -Wl,-soname,"$soname" -Wl,--version-script,standin.map standin.c -o "$out/stand-ins/$soname"
+  echo "stand-in $soname: $(echo $symbols | wc -w) symbols"
+done
+
+cat > "$out/bin/python" <<WRAPPER
+#!$runtime/bin/bash
+# The $triple CPython 3.11 under qemu-user (kernel-builder's emulated-python-builder.sh).
+export LD_LIBRARY_PATH="$out/stand-ins"
+exec "$out/bin/qemu-$machine-static" -cpu neoverse-n1 -L "$root" "$root/usr/bin/python3.11" "\$@"
+WRAPPER
+chmod +x "$out/bin/python"
+ln -s python "$out/bin/python3"
+ln -s python "$out/bin/python3.11"
+# Self-test: the target's torch imports and computes, and the kernels loader imports.
+"$out/bin/python" -c 'import platform, torch, kernels; x = torch.arange(-2.0, 3.0); assert torch.relu(x).tolist() == [0, 0, 0, 1, 2]; print("emulated python:", platform.machine(), "torch", torch.__version__)'
