@@ -18,7 +18,7 @@ import kernel_abi_check
 import pytest
 
 from kernel_builder.flake import nix
-from nix_support import REPO, commit_all, copy_kernel
+from nix_support import HOST_PATH, REPO, commit_all, copy_kernel
 
 pytestmark = pytest.mark.slow
 
@@ -99,6 +99,16 @@ def test_the_aarch64_variant_is_an_x86_64_derivation_listed_buildable(relu: Path
     # aarch64 variants with no pinned cross toolchain stay listed, with the reason
     other = rows["torch212-cxx11-cpu-aarch64-linux"]
     assert not other["buildable"] and "aarch64-linux" in other["reason"]
+
+
+def test_derivation_closure_names_no_host_path(relu: Path) -> None:
+    """The variant's closure (the emulated Python's derivation included) names store paths only."""
+    shown = json.loads(plain_nix("show-derivation", "-r", "--no-write-lock-file", f".#redistributable.{CROSS}", cwd=relu).stdout)
+    assert any(d["env"].get("name") == "kb-emulated-torch2.13-aarch64" for d in shown.values())
+    for drv, data in shown.items():
+        for value in [data["builder"], *data["args"], *data["env"].values()]:
+            match = HOST_PATH.search(value)
+            assert match is None, f"{drv} names host path {match.group(1)!r} in {value[:200]!r}"
 
 
 def test_the_module_is_aarch64_manylinux_clean_and_names_no_store_path(built: Path) -> None:

@@ -20,8 +20,8 @@ import pytest
 from kernel_builder.flake import nix
 from kernel_builder.toolchain.pinned.lockfile import fixed_output_path, load_lock
 from nix_support import (
-    PINNED_RELU, PINNED_RELU_BUILT, PINNED_RELU_CPU, PINNED_RELU_CROSS_CPU, PINNED_RELU_CUDA, PYTHON, REPO, commit_all, copy_kernel, kernel_builder,
-    run_with_kernels, salt_sources,
+    HOST_PATH, PINNED_RELU, PINNED_RELU_BUILT, PINNED_RELU_CPU, PINNED_RELU_CROSS_CPU, PINNED_RELU_CUDA, PYTHON, REPO, commit_all, copy_kernel,
+    kernel_builder, run_with_kernels, salt_sources,
 )
 
 pytestmark = pytest.mark.slow
@@ -31,7 +31,6 @@ CPU213 = "torch213-cxx11-cpu-x86_64-linux"
 CPU214 = "torch214-cxx11-cpu-x86_64-linux"
 CU130 = "torch214-cxx11-cu130-x86_64-linux"
 # Host locations a hermetic derivation must never name.
-HOST_PATH = re.compile(r"(?:^|[\s:=\"'])(/(?:usr|bin|sbin|lib|lib64|root|home|tmp|opt|etc|var|work|srv|mnt|run)(?:/|$|[\s:]))")
 
 LOAD_RELU = """
 import json, torch
