@@ -15,6 +15,12 @@ export HOME="$PWD/home" PYTHONDONTWRITEBYTECODE=1 PIP_NO_CACHE_DIR=1 PIP_CONFIG_
 sp="$out/lib/python3.11/site-packages"
 # direct_url.json names the wheel's store path: provenance only, and a needless reference.
 find "$sp" -name direct_url.json -exec rm -f {} +
+# Bytecode, compiled once here: the store is read-only, so without it every interpreter
+# compiles each module it imports again (torch's import takes 3.6 s instead of 1.9 s, in
+# every import check). unchecked-hash .pyc files are used as they are, whatever the store's
+# timestamps. A file that does not compile (a template, a test for another Python) is
+# compiled, or fails, when imported, as it would without this.
+"$out/bin/python" -m compileall -q -j 0 --invalidation-mode unchecked-hash "$sp" >/dev/null || true
 patch_elf_tree "$sp"
 patch_elf_tree "$out/bin"
 # Point the CUDA toolkit from wheels (nvidia/cu13) at the host compiler wrappers.
