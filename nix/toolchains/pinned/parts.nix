@@ -144,7 +144,7 @@ let
           inherit (target) machine;
           cc = crossCc;
           debs = builtins.concatMap group emulation.debianGroups;
-          wheels = group "env:${name}" ++ group "env:${name}-emulated";
+          wheels = group "env:${name}" ++ group "env:${name}-emulated"; # lockfile.emulated_group
           standIns = emulation.standIns.${name} or [ ];
         };
       emulated = builtins.mapAttrs (name: _: emulatedOf name) target.environments;

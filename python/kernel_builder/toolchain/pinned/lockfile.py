@@ -49,6 +49,7 @@ SCHEMA = 1
 # the ziglang wheel whose glibc symbol lists make the glibc 2.28 link stubs (not installed).
 COMMON_ENVIRONMENTS = ("installer", "driver", "glibc-stubs")
 STORE_DIR = "/nix/store"
+_STORE_NAME_BAD = re.compile(r"[^A-Za-z0-9+\-._?=]")
 
 
 def emulated_group(environment: str) -> str:
@@ -56,8 +57,6 @@ def emulated_group(environment: str) -> str:
     (``requests.targets.<system>.emulation.environments.<environment>``): what the target's
     torch needs to be imported under qemu, beside the build's ``env:<environment>``."""
     return f"env:{environment}-emulated"
-
-_STORE_NAME_BAD = re.compile(r"[^A-Za-z0-9+\-._?=]")
 
 
 @attrs.frozen
