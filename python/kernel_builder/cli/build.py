@@ -28,7 +28,7 @@ __all__ = ["build"]
 @click.argument("directory", default=".", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--variant", "variants", multiple=True, metavar="NAME", help="Build only this variant (repeatable).")
 @click.option("--backend", "backends", multiple=True, metavar="NAME", help="Build only variants of this backend (repeatable).")
-@click.option("--system", "systems", multiple=True, metavar="SYSTEM", help="Build only the arch variants of this Nix system (repeatable); aarch64-linux ones are cross-built on x86_64-linux.")
+@click.option("--system", "systems", multiple=True, metavar="SYSTEM", help="Build only the arch variants of this Nix system (repeatable); aarch64-linux ones are cross-built on x86_64-linux and import-checked under qemu-aarch64.")
 @click.option("-j", "--max-jobs", "max_jobs", type=click.IntRange(min=0), help="Variants built at once on this machine (default: one per CPU, at most the number of variants; 0 = only on --builders). --local builds one at a time.")
 @click.option("--cores", type=click.IntRange(min=1), help="Compile jobs each variant build may use (default: CPUs / jobs; with --local: all CPUs).")
 @click.option("-L", "--print-build-logs", "print_build_logs", is_flag=True, help="Stream every variant's build log to stderr.")
