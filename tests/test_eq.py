@@ -7,6 +7,7 @@ import attrs
 import pytest
 
 from kernel_builder._eq import fields_eq, fields_hash
+from kernel_builder.config.cpp_deps import CppDep, Declared, Provider
 from kernel_builder.config.model import Build, Kernel
 from kernel_builder.variants.buildsets import BuildSet
 from kernel_builder.variants.matrix import MatrixVariant
@@ -50,7 +51,7 @@ def test_the_shared_methods_decide_as_attrs_does(cls: type) -> None:
 
 
 def test_attrs_keeps_the_class_body_methods() -> None:
-    for cls in (Build, Kernel, BuildSet, MatrixVariant, Version, Shared):
+    for cls in (Build, Kernel, BuildSet, MatrixVariant, Version, Provider, CppDep, Declared, Shared):
         assert cls.__eq__ is fields_eq and cls.__hash__ is fields_hash, cls
     assert Version.parse("2.10.0") == Version((2, 10)) and hash(Version.parse("2.10")) == hash(Version((2, 10)))
     assert Version((2, 10)) != Version((2, 11))

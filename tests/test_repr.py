@@ -5,6 +5,7 @@ from __future__ import annotations
 import attrs
 
 from kernel_builder._repr import fields_repr
+from kernel_builder.config.cpp_deps import CppDep
 from kernel_builder.config.model import Build
 from kernel_builder.variants.matrix import MatrixVariant
 from kernel_builder.versions import Version
@@ -33,6 +34,6 @@ def test_the_shared_repr_is_attrs_repr() -> None:
 
 
 def test_attrs_keeps_the_class_body_repr() -> None:
-    for cls in (Build, MatrixVariant, Version, Shared):
+    for cls in (Build, MatrixVariant, Version, CppDep, Shared):
         assert cls.__repr__ is fields_repr, cls
     assert repr(Version.parse("2.10")) == "Version(parts=(2, 10))"

@@ -2,10 +2,11 @@
 on every start.
 
 attrs writes and compiles an ``__eq__`` and a ``__hash__`` for each class it makes; the
-value classes that every command imports (config model, variant names, build sets, the
-matrix) share these two instead: ``__eq__ = fields_eq`` and ``__hash__ = fields_hash`` in
-the class body, which attrs leaves in place. They compare and hash what attrs' own would:
-instances of the same class, over the fields with ``eq`` (and ``hash``) on, as tuples.
+value classes that every command imports (config model, C++ dependency table, variant names,
+build sets, the matrix) share these two instead: ``__eq__ = fields_eq`` and
+``__hash__ = fields_hash`` in the class body, which attrs leaves in place. They compare and
+hash what attrs' own would: instances of the same class, over the fields with ``eq`` (and
+``hash``) on, as tuples.
 """
 
 from __future__ import annotations

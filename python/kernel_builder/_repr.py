@@ -1,10 +1,10 @@
 """One ``__repr__`` for the attrs classes that ``kernel-builder`` makes on every start.
 
 attrs writes and compiles a ``__repr__`` for each class it makes, about a third of what
-making a class costs; the model classes that every command imports (config, versions,
-variant names and the matrix) share this one instead: ``__repr__ = fields_repr`` in the
-class body, which attrs leaves in place. It prints what attrs' own would,
-``Name(field=value, ...)`` over the fields shown in repr.
+making a class costs; the model classes that every command imports (config, C++ dependency
+table, versions, variant names and the matrix) share this one instead:
+``__repr__ = fields_repr`` in the class body, which attrs leaves in place. It prints what
+attrs' own would, ``Name(field=value, ...)`` over the fields shown in repr.
 """
 
 from __future__ import annotations

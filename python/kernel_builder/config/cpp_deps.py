@@ -17,6 +17,8 @@ from pathlib import Path
 
 import attrs
 
+from kernel_builder._eq import fields_eq, fields_hash
+from kernel_builder._repr import fields_repr
 from kernel_builder.config.model import Backend, Build
 
 __all__ = ["Provider", "CppDep", "Declared", "table", "declared", "unbuildable_reason", "stand_in_notes"]
@@ -25,6 +27,9 @@ __all__ = ["Provider", "CppDep", "Declared", "table", "declared", "unbuildable_r
 @attrs.frozen
 class Provider:
     """A pinned wheel (``requests.cpp.<name>`` of the toolchain lock) and its include dirs."""
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     name: str
     wheel: str
@@ -42,6 +47,9 @@ class Provider:
 @attrs.frozen
 class CppDep:
     """One ``depends`` name: the backends it serves and its provider (or why there is none)."""
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     name: str
     builtin: bool = False
@@ -56,6 +64,9 @@ class CppDep:
 @attrs.frozen
 class Declared:
     """A dependency as one component declares it."""
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
 
     kernel: str
     dep: CppDep
