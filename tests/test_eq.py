@@ -67,3 +67,12 @@ def test_a_field_with_an_eq_key_is_refused() -> None:
 
     with pytest.raises(TypeError, match="eq key"):
         Keyed("a") == Keyed("A")  # noqa: B015
+
+
+def test_the_start_up_value_classes_are_frozen_dict_classes() -> None:
+    """attrs makes a slotted class twice (docs/architecture.md, Imports); these are made at
+    every start, frozen, without ``__slots__``."""
+    for cls in (Build, Kernel, BuildSet, MatrixVariant, Version, Provider, CppDep, Declared):
+        assert attrs.has(cls) and "__slots__" not in vars(cls), cls
+    with pytest.raises(attrs.exceptions.FrozenInstanceError):
+        Version((1,)).parts = (2,)  # type: ignore[misc]

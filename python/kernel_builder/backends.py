@@ -43,7 +43,7 @@ class Backend(str, enum.Enum):
             raise ValueError(f"unknown backend {text!r}; expected one of {valid}") from None
 
 
-@attrs.frozen(eq=False)  # one instance per backend (BACKENDS): identity is equality
+@attrs.frozen(eq=False, slots=False)  # one instance per backend (BACKENDS): identity is equality
 class BackendSpec:
     """What one backend is, for names, builds and probes."""
     __repr__ = fields_repr

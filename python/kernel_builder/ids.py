@@ -20,7 +20,7 @@ _PART = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,94}[A-Za-z0-9_-])?")
 REPO_ID_RULE = "ORG/NAME (letters, digits, '-', '_', '.'; no '..')"
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class RepoId:
     """A Hub repository id; ``str()`` is the wire form ``org/name``."""
     __repr__ = fields_repr

@@ -25,7 +25,7 @@ _VERSION_PART = re.compile(r"\+?[0-9]+")
 _MAJOR_MINOR = r"\s*v?(\d+)(?:\.(\d+))?(?:\.\d+)*(?:[+-]\S*)?\s*"
 
 
-@attrs.frozen(order=False)
+@attrs.frozen(order=False, slots=False)
 class Version:
     """A dotted version of non-negative integers, normalised without trailing zeros.
 

@@ -24,7 +24,7 @@ from kernel_builder.config.model import Backend, Build
 __all__ = ["Provider", "CppDep", "Declared", "table", "declared", "unbuildable_reason", "stand_in_notes"]
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Provider:
     """A pinned wheel (``requests.cpp.<name>`` of the toolchain lock) and its include dirs."""
     __repr__ = fields_repr
@@ -44,7 +44,7 @@ class Provider:
         return self.wheel.split("==", 1)[1]
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class CppDep:
     """One ``depends`` name: the backends it serves and its provider (or why there is none)."""
     __repr__ = fields_repr
@@ -61,7 +61,7 @@ class CppDep:
     unavailable: str | None = None
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Declared:
     """A dependency as one component declares it."""
     __repr__ = fields_repr

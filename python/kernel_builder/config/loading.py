@@ -31,7 +31,7 @@ MAX_DEPTH = 32  # the schema needs 4; the readers and the position scanner recur
 _TOML_POSITION = r"\s*\(at line (\d+), column (\d+)\)$"
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, slots=False)
 class Parsed:
     """A read build.toml: the model, the edition the file is written in, and warnings."""
     __repr__ = fields_repr

@@ -57,7 +57,7 @@ _SCP_LIKE = r"^(?P<user>[^@/:\s]+)@(?P<host>[^:/\s]+):(?P<path>[^/\s].*)$"
 _URL = r"^(?P<scheme>[a-z+]+)://(?P<rest>\S+)$"
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class GitUrl:
     """A git URL (scheme URL or SCP-like ``user@host:path``); the original text is kept."""
     __repr__ = fields_repr
@@ -149,7 +149,7 @@ class CppDependency(str, enum.Enum):
         return self.value
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class KernelDependency:
     """Another Hub kernel this one needs: exactly one of ``version`` or ``revision``."""
     __repr__ = fields_repr
@@ -165,7 +165,7 @@ class KernelDependency:
             raise ValueError("a kernel dependency needs exactly one of `version` or `revision`")
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Hub:
     __repr__ = fields_repr
     __eq__ = fields_eq
@@ -175,7 +175,7 @@ class Hub:
     branch: str | None = None
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class CudaGeneral:
     __repr__ = fields_repr
     __eq__ = fields_eq
@@ -187,7 +187,7 @@ class CudaGeneral:
     python_depends: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class NeuronGeneral:
     __repr__ = fields_repr
     __eq__ = fields_eq
@@ -197,7 +197,7 @@ class NeuronGeneral:
     python_depends: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class TpuGeneral:
     __repr__ = fields_repr
     __eq__ = fields_eq
@@ -206,7 +206,7 @@ class TpuGeneral:
     python_depends: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class XpuGeneral:
     __repr__ = fields_repr
     __eq__ = fields_eq
@@ -216,7 +216,7 @@ class XpuGeneral:
     python_depends: tuple[str, ...] = ()
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class General:
     __repr__ = fields_repr
     __eq__ = fields_eq
@@ -251,7 +251,7 @@ class General:
         return section.kernel_depends if section is not None else ()
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Torch:
     """``[torch]``: an ahead-of-time compiled Torch extension."""
     __repr__ = fields_repr
@@ -273,7 +273,7 @@ class Torch:
         return self.stable_abi.get(backend)
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class TorchNoarch:
     """``[torch-noarch]``: a pure Python (Triton/JIT) kernel, one variant per backend."""
     __repr__ = fields_repr
@@ -285,7 +285,7 @@ class TorchNoarch:
     rocm_archs: tuple[str, ...] | None = None
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class TvmFfi:
     __repr__ = fields_repr
     __eq__ = fields_eq
@@ -303,7 +303,7 @@ Framework = Union[Torch, TorchNoarch, TvmFfi]
 FRAMEWORK_KEYS: dict[str, type[Framework]] = {"torch": Torch, "torch-noarch": TorchNoarch, "tvm-ffi": TvmFfi}
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Kernel:
     """``[kernel.NAME]``: one compiled component for one backend.
 
@@ -335,7 +335,7 @@ def _relative_dir(path: str) -> str:
     return "" if path in (".", "./") else path.replace("./", "")
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Build:
     """A whole build.toml: general settings, one framework, and compiled components."""
     __repr__ = fields_repr

@@ -26,7 +26,7 @@ _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 _WS = " \t"
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, slots=False)
 class Positions:
     """Positions of one document: ``keys`` (key or table header) and ``values``."""
     __repr__ = fields_repr

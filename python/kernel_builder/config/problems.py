@@ -55,7 +55,7 @@ def describe(value: object) -> str:
     return f"{type(value).__name__} {value}"
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Problem:
     """One problem (or warning) at one key path of one file."""
     __repr__ = fields_repr

@@ -63,7 +63,7 @@ class _Invalid:
 INVALID: Any = _Invalid()
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, slots=False)
 class ReadOptions:
     """How to read: the edition's schema, whether to check the dependency registry,
     whether this read migrates a legacy file (so v3 needs a license), and the kernel
@@ -88,7 +88,7 @@ class _Ctx:
 Reader = Callable[[_Ctx, Any, Path], Any]
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, slots=False)
 class Field:
     __repr__ = fields_repr
 

@@ -56,7 +56,7 @@ _VERSIONED = {b for b in _BUILDABLE if b.value in VERSIONED_COMPUTE}
 _KEYS = {"torch", "backend", "backendVersion", "systems", "bundle", "cxx11", "tvmFfi"}
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class BuildSet:
     """One Torch version × backend (× backend version) on one Nix system.
 
@@ -219,7 +219,7 @@ def load_build_sets(
     return tuple(attrs.evolve(b, local=True) if (b.system, b.key) in served else b for b in sets)
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class DefaultBounds:
     """The file's ``defaultBounds``: what a build.toml without minver/maxver gets (``None``: unbounded)."""
     __repr__ = fields_repr

@@ -22,7 +22,7 @@ __all__ = ["Platform", "platform_names", "host_platform"]
 _CPU_ALIASES = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Platform:
     """A CPU architecture and an OS (``x86_64``, ``linux``)."""
     __repr__ = fields_repr

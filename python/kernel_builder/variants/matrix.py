@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class MatrixVariant:
     """One variant of the matrix and the build set it is built from."""
     __repr__ = fields_repr
@@ -98,7 +98,7 @@ class MatrixVariant:
         }
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, slots=False)
 class Decision:
     """What happened to one build set: ``variant`` is set when it is in."""
     __repr__ = fields_repr
@@ -112,7 +112,7 @@ class Decision:
         return self.variant is not None
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, slots=False)
 class Skipped:
     __repr__ = fields_repr
 
@@ -120,7 +120,7 @@ class Skipped:
     reason: str
 
 
-@attrs.frozen(eq=False)
+@attrs.frozen(eq=False, slots=False)
 class MatrixResult:
     __repr__ = fields_repr
 

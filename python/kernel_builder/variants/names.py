@@ -76,7 +76,7 @@ def _backend_name(value: str | Backend) -> Backend:
     return value if isinstance(value, Backend) else Backend.parse(value)
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class BackendInfo:
     """A compute backend and its version: the one value for "cuda 12.8", on a machine
     (``System.backend``) and in a variant name (``Variant.compute``, written ``cu128``).
@@ -139,7 +139,7 @@ def _check_word(field: str, value: str | None) -> None:
         raise ValueError(f"variant {field} must be a non-empty word without dashes, got {value!r}")
 
 
-@attrs.frozen
+@attrs.frozen(slots=False)
 class Variant:
     """A parsed variant name. ``str(v)`` / ``v.name`` is the name; ``parse(v.name) == v``.
 
