@@ -7,6 +7,7 @@ import platform
 import pytest
 
 from kernel_builder.variants import buildsets
+from kernel_builder.variants import host as hostmod
 from kernel_builder.variants import system as sysmod
 from kernel_builder.variants.buildsets import current_system
 from kernel_builder.variants.host import Platform, host_platform, platform_names
@@ -40,7 +41,7 @@ def test_probe_is_this_machine_and_cached() -> None:
 
 def test_every_caller_uses_the_one_probe(monkeypatch: pytest.MonkeyPatch) -> None:
     fake = Platform("aarch64", "darwin")
-    for module in (sysmod, buildsets):
+    for module in (sysmod, hostmod):  # buildsets imports it from host when asked
         monkeypatch.setattr(module, "host_platform", lambda: fake)
     sysmod._probe_platform.cache_clear()
     try:

@@ -30,7 +30,6 @@ from kernel_builder._repr import fields_repr
 from kernel_builder._source import nix_data_file
 from kernel_builder.config.model import Backend, Version
 from kernel_builder.errors import ConfigError
-from kernel_builder.variants.host import host_platform
 from kernel_builder.variants.names import VERSIONED_COMPUTE
 
 __all__ = [
@@ -259,4 +258,6 @@ def all_systems(build_sets: tuple[BuildSet, ...] | list[BuildSet]) -> list[str]:
 
 def current_system() -> str:
     """This machine as a Nix system string (``x86_64-linux``), without importing torch."""
+    from kernel_builder.variants.host import host_platform  # lazy: `list-variants --system all` names no machine
+
     return host_platform().system
