@@ -136,6 +136,13 @@ def test_every_problem_is_reported_with_path_and_position() -> None:
     ]
 
 
+
+def test_a_document_without_problems_is_never_scanned_for_positions(repo_root) -> None:
+    """Positions are found on first use (config/positions.py): what most reads never need."""
+    parsed = parse((repo_root / "examples" / "relu" / "build.toml").read_text())
+    assert "_scanned" not in vars(parsed.positions)
+    assert parsed.positions.key(("general", "name")) == (3, 1) and "_scanned" in vars(parsed.positions)
+
 def test_message_has_file_count_and_hint() -> None:
     with pytest.raises(ConfigError) as info:
         loads(HEAD.replace("version = 1", 'version = "1"') + "[torch]\n", path="k/build.toml")

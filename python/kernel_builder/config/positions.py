@@ -3,12 +3,14 @@
 ``tomllib`` gives values but no positions, and tomlkit keeps formatting but no line
 numbers, so error messages use this small scanner instead. It runs only on text that
 ``tomllib`` already accepted, so it can be lenient: it tracks table headers, dotted
-keys, arrays and inline tables, and skips strings and scalars without decoding them.
+keys, arrays and inline tables, and skips strings and scalars without decoding them. A
+document is scanned the first time its positions are asked for: a build.toml read without
+a problem or warning never is.
 """
 
 from __future__ import annotations
 
-import bisect
+import functools
 import re
 import tomllib
 from collections.abc import Hashable
@@ -22,18 +24,39 @@ __all__ = ["Positions", "Path", "scan"]
 Path = tuple[Hashable, ...]  # str keys and int array indexes
 Location = tuple[int, int]
 
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+# Patterns as text: re compiles one on first use (and caches it), not at every start-up.
+_BARE_KEY = r"[A-Za-z0-9_-]+"
 _WS = " \t"
 
 
 @attrs.frozen(eq=False, slots=False)
 class Positions:
-    """Positions of one document: ``keys`` (key or table header) and ``values``."""
+    """Positions of one document ``text``: ``keys`` (key or table header) and ``values``, and
+    its ``comments``, found by scanning the text the first time one of them is read."""
     __repr__ = fields_repr
 
-    keys: dict[Path, Location]
-    values: dict[Path, Location]
-    comments: tuple[str, ...]
+    text: str = attrs.field(repr=False)
+
+    @functools.cached_property
+    def _scanned(self) -> tuple[dict[Path, Location], dict[Path, Location], tuple[str, ...]]:
+        scanner = _Scanner(self.text)
+        try:
+            scanner.run()
+        except (_Stop, tomllib.TOMLDecodeError, IndexError, RecursionError):  # keep what was found
+            pass
+        return scanner.keys, scanner.values, tuple(scanner.comments)
+
+    @property
+    def keys(self) -> dict[Path, Location]:
+        return self._scanned[0]
+
+    @property
+    def values(self) -> dict[Path, Location]:
+        return self._scanned[1]
+
+    @property
+    def comments(self) -> tuple[str, ...]:
+        return self._scanned[2]
 
     def value(self, path: Path) -> Location | None:
         """Where the value at ``path`` starts, else its key, else the nearest ancestor's."""
@@ -63,7 +86,9 @@ class _Scanner:
         self.aot_counts: dict[Path, int] = {}
 
     def loc(self, offset: int) -> Location:
-        line = bisect.bisect_right(self.line_starts, offset) - 1
+        from bisect import bisect_right  # lazy: only a scan needs it (a C extension to load)
+
+        line = bisect_right(self.line_starts, offset) - 1
         return line + 1, offset - self.line_starts[line] + 1
 
     def peek(self, n: int = 1) -> str:
@@ -90,7 +115,7 @@ class _Scanner:
         if ch in "\"'":
             self.skip_string()
             return tomllib.loads("k = " + self.text[start : self.i])["k"]
-        match = _BARE_KEY.match(self.text, self.i)
+        match = re.compile(_BARE_KEY).match(self.text, self.i)
         if not match:  # cannot happen on valid TOML; stop scanning gracefully
             raise _Stop
         self.i = match.end()
@@ -219,10 +244,5 @@ def _escaped(text: str, index: int) -> bool:
 
 
 def scan(text: str) -> Positions:
-    """Positions of every key and value in ``text`` (valid TOML)."""
-    scanner = _Scanner(text)
-    try:
-        scanner.run()
-    except (_Stop, tomllib.TOMLDecodeError, IndexError, RecursionError):  # keep what was found
-        pass
-    return Positions(keys=scanner.keys, values=scanner.values, comments=tuple(scanner.comments))
+    """Positions of every key and value in ``text`` (valid TOML), scanned on first use."""
+    return Positions(text)
