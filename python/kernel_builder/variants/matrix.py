@@ -233,12 +233,14 @@ def matrix(
                 reasons[index] = f"stable ABI: superseded by torch {candidates[winner].torch}"
 
     groups: dict[str, list[BuildSet]] = {}
+    named: dict[str, Variant] = {}  # a name is one variant (names.parse(v.name) == v)
     decisions: list[Decision] = []
     for index, build_set in enumerate(candidates):
         if index in reasons:
             decisions.append(Decision(build_set, reasons[index]))
             continue
-        name = variant_for(build, build_set).name
+        variant = variant_for(build, build_set)
+        name = named.setdefault(variant.name, variant).name
         first = name not in groups
         groups.setdefault(name, []).append(build_set)
         reason = "in" if first else f"in (same variant as {groups[name][0].label})"
@@ -248,7 +250,7 @@ def matrix(
     for name, sets in groups.items():
         bundle_sets = [s for s in sets if s.bundle]
         chosen = bundle_sets[0] if bundle_sets else sets[0]
-        variants.append(MatrixVariant(variant_for(build, chosen), chosen, bool(bundle_sets), tuple(sets)))
+        variants.append(MatrixVariant(named[name], chosen, bool(bundle_sets), tuple(sets)))
 
     covered = {b.backend for b in candidates}
     notes = tuple(
