@@ -76,3 +76,12 @@ def test_the_start_up_value_classes_are_frozen_dict_classes() -> None:
         assert attrs.has(cls) and "__slots__" not in vars(cls), cls
     with pytest.raises(attrs.exceptions.FrozenInstanceError):
         Version((1,)).parts = (2,)  # type: ignore[misc]
+
+
+def test_a_version_text_is_parsed_once() -> None:
+    """Version.parse keeps what it made (values are immutable); errors are raised every time."""
+    assert Version.parse("2.10.0") is Version.parse("2.10.0") == Version((2, 10)) == Version.parse(" 2.10 ")
+    for bad in ("2.x", "", 2.1):
+        for _ in range(2):
+            with pytest.raises(ValueError):
+                Version.parse(bad)  # type: ignore[arg-type]

@@ -8,6 +8,7 @@ compare; ``major_minor`` is the only function that makes one, from ``"2.13.0+cpu
 
 from __future__ import annotations
 
+import functools
 import re
 
 import attrs
@@ -42,16 +43,7 @@ class Version:
     def parse(cls, text: str) -> Version:
         if not isinstance(text, str):
             raise ValueError(f"version must be a string such as \"2.12\", got {text!r}")
-        stripped = text.strip()
-        if not stripped:
-            raise ValueError("version must not be empty")
-        pieces = stripped.split(".")
-        if not all(_VERSION_PART.fullmatch(p) for p in pieces):
-            raise ValueError(f"version must consist of dot-separated numbers, got {text!r}")
-        parts = [int(p) for p in pieces]
-        while len(parts) > 1 and parts[-1] == 0:
-            parts.pop()
-        return cls(tuple(parts))
+        return _parse(cls, text)
 
     def major_minor(self) -> MajorMinor:
         padded = (*self.parts, 0)
@@ -71,6 +63,23 @@ class Version:
 
     def __ge__(self, other: Version) -> bool:
         return self.parts >= other.parts
+
+
+@functools.lru_cache(maxsize=1024)
+def _parse(cls: type[Version], text: str) -> Version:
+    """``Version.parse`` of a string. A value is immutable and the same text always gives the
+    same one, so a text read again (a command reads each build set's versions many times)
+    gets the value made the first time."""
+    stripped = text.strip()
+    if not stripped:
+        raise ValueError("version must not be empty")
+    pieces = stripped.split(".")
+    if not all(_VERSION_PART.fullmatch(p) for p in pieces):
+        raise ValueError(f"version must consist of dot-separated numbers, got {text!r}")
+    parts = [int(p) for p in pieces]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return cls(tuple(parts))
 
 
 def major_minor(value: object) -> MajorMinor:
