@@ -11,8 +11,8 @@ from kernel_builder.cli import output
 from kernel_builder.config import cpp_deps, load
 from kernel_builder.config.model import Backend, Build, Version
 from kernel_builder.toolchain.pinned.availability import unpinned_python_depends, unpinned_reason
-from kernel_builder.toolchain.pinned.lockrequests import cross_build_sets, import_check_names, lock_facts, served_build_sets
-from kernel_builder.variants.buildsets import all_systems, current_system, load_build_sets
+from kernel_builder.toolchain.pinned.lockrequests import cross_build_sets, import_check_names, lock_facts, lock_path, served_build_sets
+from kernel_builder.variants.buildsets import all_systems, build_sets_path, current_system, default_bounds, load_build_sets
 from kernel_builder.variants.matrix import MatrixVariant, matrix
 
 __all__ = ["list_variants"]
@@ -57,7 +57,8 @@ def list_variants(
     (each build set with `reason` and, when it is in, `variant`). Each JSON variant has
     `local` (buildable here) and, when it is not, `why_not_here`.
     """
-    build_sets = load_build_sets(served=served_build_sets())
+    lock, sets_file = lock_path(), build_sets_path()  # found once, for every read below
+    build_sets = load_build_sets(sets_file, served=served_build_sets(lock))
     known = all_systems(build_sets)
     if system is None:
         system = current_system()
@@ -65,17 +66,17 @@ def list_variants(
         raise click.BadParameter(f"unknown system {system!r}; expected one of {', '.join(known)} or all", param_hint="--system")
 
     build = load(directory)
-    result = matrix(build, build_sets, system)
+    result = matrix(build, build_sets, system, bounds=default_bounds(sets_file))
     if bundle:
         result = result.bundle_only()
     archs = _narrowed_archs(build, result.variants, cuda_capabilities) if cuda_capabilities else {}
-    blocked = _blocked_backends(build)
+    blocked = _blocked_backends(build, lock)
 
     def here(v: MatrixVariant) -> bool:
         return v.local and v.backend not in blocked
 
-    lock_system, pypi_cuda = lock_facts()  # read once, for every variant that is not buildable here
-    cross = cross_build_sets()
+    lock_system, pypi_cuda = lock_facts(lock)  # read once, for every variant that is not buildable here
+    cross = cross_build_sets(lock)
 
     def why_not(v: MatrixVariant) -> str:
         if not v.local:
@@ -121,11 +122,11 @@ def list_variants(
     output.note(f"{len(result.variants)} variant(s) for {where} ({n_bundle} in the bundle, {n_here} buildable here)")
 
 
-def _blocked_backends(build: Build) -> dict[Backend, str]:
+def _blocked_backends(build: Build, lock: Path) -> dict[Backend, str]:
     """Backend -> why its variants are not built here even with a pinned torch: a C++
     dependency nothing provides, or a ``python-depends`` name the import check has no pin
     for (the reasons the Nix build gives, in the same order)."""
-    pinned = import_check_names()
+    pinned = import_check_names(lock)
     out = {}
     for backend in build.general.backends:
         names = (*build.general.python_depends, *build.general.backend_python_depends(backend))
