@@ -19,6 +19,7 @@ a framework major of 10 or more) are rejected at construction so that
 from __future__ import annotations
 
 import enum
+import functools
 import re
 
 import attrs
@@ -222,8 +223,9 @@ class Variant:
             return None
         return f"{self.cpu}-{self.os}"
 
-    @property
+    @functools.cached_property
     def name(self) -> str:
+        """Made on first use and kept: a variant is immutable."""
         if self.kind is Kind.NOARCH:
             return f"torch-{self.noarch}"
         flat = flatten_version(self.version)  # type: ignore[arg-type]
