@@ -227,6 +227,27 @@ def test_derivation_closure_names_no_host_path(relu: Path) -> None:
             assert data["builder"].startswith("/nix/store/") or data["builder"] == "builtin:fetchurl"
 
 
+def _sources_compiled_at_import(python: str, code: str, env: dict[str, str]) -> list[str]:
+    """The modules ``python -c code`` compiled from source: each one it found no usable .pyc for."""
+    done = subprocess.run([python, "-v", "-c", code], capture_output=True, text=True, check=True,
+                          env={**env, "PYTHONDONTWRITEBYTECODE": "1", "PATH": "/usr/bin:/bin"})
+    return re.findall(r"^# code object from '?(\S+\.py)'?$", done.stderr, flags=re.M)
+
+
+def test_every_python_a_variant_step_starts_reads_bytecode(relu: Path) -> None:
+    """The store is read-only, so a module without a usable .pyc is compiled again by every
+    step: the Debian standard library (kb-python3.11), the driver's package
+    (kernel-builder-python-compiled) and torch's environment all carry unchecked-hash .pyc."""
+    shown = json.loads(plain_nix("show-derivation", "--no-write-lock-file", f".#redistributable.{CPU213}", cwd=relu).stdout)
+    step = next(iter(shown.values()))["env"]
+    assert step["kernelBuilderPython"].endswith("-kernel-builder-python-compiled")
+    driver = _sources_compiled_at_import(step["driverPython"], "import kernel_builder.driver.run_variant, kernel_builder.driver.units, argparse, enum",
+                                         {"PYTHONPATH": step["kernelBuilderPython"]})
+    assert driver == []
+    torch = _sources_compiled_at_import(step["toolchainPython"], "import torch, json, importlib.util", {})
+    assert torch == []
+
+
 @pytest.mark.timeout(900)
 def test_rebuild_is_bit_identical(relu: Path) -> None:
     for name in (CPU213, CU130):

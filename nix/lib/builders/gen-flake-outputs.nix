@@ -101,13 +101,14 @@ let
   # (`nix develop` runs the one-variant build by hand) stay one derivation.
   perObject = v: v.kind != "noarch" && v.toolchain.available
     && (v.toolchain.identity.toolchainProvider or "host") == "pinned";
+  compiledPython = import ./compiled-python.nix { inherit system; inherit (context) pythonSrc; };
   mkVariantWith = split: extraAttrs: v: import (if split && perObject v then ./per-object.nix else ./variant.nix) ({
     inherit config system kernel;
     extraAttrs = importCheckAttrs // v.depAttrs // extraAttrs;
     inherit (v) backend toolchain;
     variant = v.name;
     src = sources.${v.backend};
-    pythonSrc = context.pythonSrc;
+    pythonSrc = compiledPython v.toolchain;
   } // (if split && perObject v then { inherit pure path; } else { }));
   mkVariant = mkVariantWith true;
   byName = f: vs: builtins.listToAttrs (map (v: { name = v.name; value = f v; }) vs);
