@@ -204,6 +204,10 @@ ops_module = importlib.import_module(ops_id + "._ops")
 namespace = ops_module.add_op_namespace_prefix("x")[: -len("::x")]
 names = sorted(n for n in torch._C._dispatch_get_all_op_names() if n.startswith(namespace + "::"))
 print(json.dumps({"namespace": namespace, "ops": names}))
+# Done: skip the interpreter's teardown (torch's takes 0.6 s, 1 s under qemu, per check).
+sys.stdout.flush()
+sys.stderr.flush()
+os._exit(0)
 """
 
 
