@@ -7,13 +7,8 @@
 source "$libSh"
 mkdir -p wheels
 for wheel in $wheels; do ln -s "$wheel" "wheels/${wheel#*-}"; done
-export HOME="$PWD/home" PYTHONDONTWRITEBYTECODE=1 PIP_NO_CACHE_DIR=1 PIP_CONFIG_FILE=/dev/null
 sp="$out/lib/python3.11/site-packages"
-"$python/usr/bin/python3.11" "$pip/pip" install --quiet --no-index --no-deps --no-compile \
-  --disable-pip-version-check --no-warn-script-location --target "$sp" \
-  --only-binary=:all: --implementation cp --python-version 3.11 --platform "manylinux_2_28_$machine" \
-  --platform "manylinux_2_17_$machine" --platform "manylinux2014_$machine" wheels/*.whl
-find "$sp" -name direct_url.json -exec rm -f {} +
+install_wheels_for_machine "$sp" wheels/*.whl
 [ -f "$sp/torch/share/cmake/Torch/TorchConfig.cmake" ]
 cat > "$out/toolchain.cmake" <<CMAKE
 # Cross toolchain for $triple (written by kernel-builder's cross-env-builder.sh).

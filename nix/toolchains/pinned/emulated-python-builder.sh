@@ -34,20 +34,15 @@ echo 0x00000000413fd0c1 > "$root/sys/devices/system/cpu/cpu0/regs/identification
 
 mkdir -p wheels
 for wheel in $wheels; do ln -sfn "$wheel" "wheels/${wheel#*-}"; done  # a wheel in both groups once
-export HOME="$PWD/home" PYTHONDONTWRITEBYTECODE=1 PIP_NO_CACHE_DIR=1 PIP_CONFIG_FILE=/dev/null
 sp="$root/usr/lib/python3/dist-packages"  # on the target CPython's own path (Debian's site.py)
-"$python/usr/bin/python3.11" "$pip/pip" install --quiet --no-index --no-deps --no-compile \
-  --disable-pip-version-check --no-warn-script-location --target "$sp" \
-  --only-binary=:all: --implementation cp --python-version 3.11 --platform "manylinux_2_28_$machine" \
-  --platform "manylinux_2_27_$machine" --platform "manylinux_2_17_$machine" --platform "manylinux2014_$machine" wheels/*.whl
-find "$sp" -name direct_url.json -exec rm -f {} +
+install_wheels_for_machine "$sp" wheels/*.whl
 rm -rf "$sp/bin"
 # Bytecode, compiled here: an emulated Python compiling torch's modules on every import (the
 # store is read-only, nothing is cached) takes a third longer to import it. A .pyc is the
 # same on every machine of one CPython version; unchecked-hash ones are used as they are,
 # whatever the store's timestamps. A file that does not compile (a template, a test of
 # another Python) is compiled, or fails, when imported, as it would without this.
-"$python/usr/bin/python3.11" -m compileall -q -j 0 --invalidation-mode unchecked-hash "$root/usr/lib/python3.11" "$sp" >/dev/null || true
+PYTHONDONTWRITEBYTECODE=1 "$python/usr/bin/python3.11" -m compileall -q -j 0 --invalidation-mode unchecked-hash "$root/usr/lib/python3.11" "$sp" >/dev/null || true
 
 # Stand-ins for libraries torch links that no index serves for this machine (the lock's
 # emulation.standIns): a library of that soname defining each symbol torch's libraries

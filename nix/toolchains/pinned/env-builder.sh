@@ -10,8 +10,10 @@ printf 'home = %s\ninclude-system-site-packages = false\nversion = 3.11\n' "$pyt
 # pip needs each wheel under its own file name (store paths carry a hash prefix).
 for wheel in $wheels; do ln -s "$wheel" "wheels/${wheel#*-}"; done
 export HOME="$PWD/home" PYTHONDONTWRITEBYTECODE=1 PIP_NO_CACHE_DIR=1 PIP_CONFIG_FILE=/dev/null
-"$out/bin/python" "$pip/pip" install --quiet --no-index --no-deps --no-compile \
-  --disable-pip-version-check --no-warn-script-location wheels/*.whl
+wheel_layers "$out/bin/python" wheels/*.whl | while read -r layer; do
+  "$out/bin/python" "$pip/pip" install --quiet --no-index --no-deps --no-compile \
+    --disable-pip-version-check --no-warn-script-location $layer
+done
 sp="$out/lib/python3.11/site-packages"
 # direct_url.json names the wheel's store path: provenance only, and a needless reference.
 find "$sp" -name direct_url.json -exec rm -f {} +

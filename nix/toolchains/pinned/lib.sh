@@ -51,3 +51,53 @@ patch_elf_tree() {
     fi
   done
 }
+
+# install_wheels_for_machine DIR WHEEL... : the wheels unpacked into DIR by the store
+# Python's pip (pip --target, offline), for CPython 3.11 on $machine's manylinux platform
+# tags, so another machine's wheels install here without running anything of them. No
+# bytecode (the caller compiles it), no direct_url.json (it names the wheels' store paths).
+install_wheels_for_machine() {
+  local dir=$1; shift
+  HOME="$PWD/home" PYTHONDONTWRITEBYTECODE=1 PIP_NO_CACHE_DIR=1 PIP_CONFIG_FILE=/dev/null \
+    "$python/usr/bin/python3.11" "$pip/pip" install --quiet --no-index --no-deps --no-compile \
+    --disable-pip-version-check --no-warn-script-location --target "$dir" \
+    --only-binary=:all: --implementation cp --python-version 3.11 --platform "manylinux_2_28_$machine" \
+    --platform "manylinux_2_27_$machine" --platform "manylinux_2_17_$machine" --platform "manylinux2014_$machine" "$@"
+  find "$dir" -name direct_url.json -exec rm -f {} +
+}
+
+# wheel_layers PYTHON WHEEL... : the wheels in pip's install order, one line per layer (a
+# wheel comes in a layer after every wheel of the list it requires). pip --no-deps installs
+# one call's wheels in no such order, and where two wheels ship the same file the last one
+# installed wins: nvidia-cutlass-dsl-libs-base's stub of cutlass.cute.experimental (it
+# raises) must be overwritten by -libs-cu13's module, as a resolving pip install does.
+wheel_layers() {
+  local python=$1; shift
+  "$python" - "$@" <<'PY'
+import re, sys, zipfile
+from email.parser import HeaderParser
+
+def canonical(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+requires = {}
+path_of = {}
+for path in sys.argv[1:]:
+    with zipfile.ZipFile(path) as wheel:
+        member = next(n for n in wheel.namelist() if n.count("/") == 1 and n.endswith(".dist-info/METADATA"))
+        meta = HeaderParser().parsestr(wheel.read(member).decode("utf-8", "replace"))
+    name = canonical(meta["Name"])
+    path_of[name] = path
+    requires[name] = {canonical(re.match(r"\s*([A-Za-z0-9._-]+)", r).group(1)) for r in meta.get_all("Requires-Dist") or []}
+depth = {}
+def layer(name, seen=()):
+    if name not in depth:
+        inside = [d for d in requires[name] if d in path_of and d not in seen and d != name]
+        depth[name] = 1 + max((layer(d, seen + (name,)) for d in inside), default=-1)
+    return depth[name]
+for name in path_of:
+    layer(name)
+for level in sorted(set(depth.values())):
+    print(" ".join(sorted(path_of[n] for n in path_of if depth[n] == level)))
+PY
+}
