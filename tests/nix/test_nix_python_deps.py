@@ -110,7 +110,7 @@ def test_wheels_sharing_a_file_install_as_a_resolving_pip_does(tmp_path: Path) -
     dependency order (toolchains/pinned/lib.sh wheel_layers), so -libs-cu13's file wins, as
     in a user's `pip install nvidia-cutlass-dsl[cu13]` (sonic-moe imports the module)."""
     kernel = _noarch(tmp_path, "uses-cute-experimental", "[]", """\
-        from cutlass.cute.experimental import iket
+        import cutlass.cute.experimental.memory
         """)
     toml = kernel / "build.toml"
     toml.write_text(toml.read_text().replace('backends = ["cpu"]', 'backends = ["cuda"]').replace(
