@@ -83,16 +83,9 @@ def test_an_undeclared_import_fails_the_import_check(tmp_path: Path) -> None:
     assert "No module named 'einops'" in done.stderr
 
 
-@pytest.mark.timeout(1200)
-def test_a_pinned_wheel_importable_only_through_its_pth_passes_the_import_check(tmp_path: Path) -> None:
-    """nvidia-cutlass-dsl puts `cutlass` on the path with a .pth file: the import check
-    reads the pinned sets as site directories, as an installed environment does."""
-    kernel = _noarch(tmp_path, "uses-cute-dsl", "[]", """\
-        import cutlass
-        import cutlass.cute as cute
-
-        THR_MMA = cute.core.ThrMma
-        """)
+def _build_with_cute_dsl(root: Path, name: str, body: str):
+    """A CUDA noarch kernel with python-depends nvidia-cutlass-dsl, built (torch-cuda)."""
+    kernel = _noarch(root, name, "[]", body)
     toml = kernel / "build.toml"
     toml.write_text(toml.read_text().replace('backends = ["cpu"]', 'backends = ["cuda"]').replace(
         "[torch-noarch]", '[general.cuda]\npython-depends = ["nvidia-cutlass-dsl"]\n\n[torch-noarch]'))
@@ -101,6 +94,19 @@ def test_a_pinned_wheel_importable_only_through_its_pth_passes_the_import_check(
     done = kernel_builder("build", str(kernel), "--variant", "torch-cuda", "-j", "1", "--cores", "1", "-L", env=env, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
     assert (kernel / "build" / "torch-cuda" / "metadata.json").is_file()
+    return done
+
+
+@pytest.mark.timeout(1200)
+def test_a_pinned_wheel_importable_only_through_its_pth_passes_the_import_check(tmp_path: Path) -> None:
+    """nvidia-cutlass-dsl puts `cutlass` on the path with a .pth file: the import check
+    reads the pinned sets as site directories, as an installed environment does."""
+    _build_with_cute_dsl(tmp_path, "uses-cute-dsl", """\
+        import cutlass
+        import cutlass.cute as cute
+
+        THR_MMA = cute.core.ThrMma
+        """)
 
 
 @pytest.mark.timeout(1200)
@@ -109,14 +115,7 @@ def test_wheels_sharing_a_file_install_as_a_resolving_pip_does(tmp_path: Path) -
     -libs-cu13, which requires it, ships the module. The pinned set installs them in pip's
     dependency order (toolchains/pinned/lib.sh wheel_layers), so -libs-cu13's file wins, as
     in a user's `pip install nvidia-cutlass-dsl[cu13]` (sonic-moe imports the module)."""
-    kernel = _noarch(tmp_path, "uses-cute-experimental", "[]", """\
+    done = _build_with_cute_dsl(tmp_path, "uses-cute-experimental", """\
         import cutlass.cute.experimental.memory
         """)
-    toml = kernel / "build.toml"
-    toml.write_text(toml.read_text().replace('backends = ["cpu"]', 'backends = ["cuda"]').replace(
-        "[torch-noarch]", '[general.cuda]\npython-depends = ["nvidia-cutlass-dsl"]\n\n[torch-noarch]'))
-    commit_all(kernel)
-    env = {k: v for k, v in os.environ.items() if not k.startswith("KERNEL_BUILDER_")}
-    done = kernel_builder("build", str(kernel), "--variant", "torch-cuda", "-j", "1", "--cores", "1", "-L", env=env, check=False)
-    assert done.returncode == 0, done.stderr[-4000:]
     assert "only supported on Cuda toolkit 13.1" not in done.stderr
