@@ -2,14 +2,12 @@
 # is bytecode-compiled once, by the driver's own Python: the store is read-only, so every
 # plan, object, link and variant step compiled the modules it imports again (~0.2 s a
 # step). unchecked-hash .pyc files are used as they are, whatever the store's timestamps.
-# The host toolchain's Python may be another version and is not in the store: it gets the
-# sources as they are.
+# Only for the pinned toolchain (gen-flake-outputs.nix decides).
 #
-# Type: { pythonSrc : path; system : string } -> toolchain -> path
+# Type: { pythonSrc : path; system : string } -> pinned toolchain -> derivation
 { pythonSrc, system }:
 toolchain:
-if (toolchain.identity.toolchainProvider or "host") != "pinned" then pythonSrc
-else derivation {
+derivation {
   name = "kernel-builder-python-compiled";
   inherit system pythonSrc;
   # Through the toolchain's bash: the driver's Python finds its environment from the path

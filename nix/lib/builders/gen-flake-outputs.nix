@@ -99,8 +99,10 @@ let
   # Arch variants with the pinned toolchain build per translation unit (per-object.nix:
   # plan -> objects -> link -> variant); noarch ones, the host toolchain and the dev shells
   # (`nix develop` runs the one-variant build by hand) stay one derivation.
-  perObject = v: v.kind != "noarch" && v.toolchain.available
-    && (v.toolchain.identity.toolchainProvider or "host") == "pinned";
+  isPinned = toolchain: (toolchain.identity.toolchainProvider or "host") == "pinned";
+  perObject = v: v.kind != "noarch" && v.toolchain.available && isPinned v.toolchain;
+  # The pinned toolchain's steps import the driver's package bytecode-compiled; the host
+  # toolchain's Python may be another version, so it gets the sources.
   compiledPython = import ./compiled-python.nix { inherit system; inherit (context) pythonSrc; };
   mkVariantWith = split: extraAttrs: v: import (if split && perObject v then ./per-object.nix else ./variant.nix) ({
     inherit config system kernel;
@@ -108,7 +110,7 @@ let
     inherit (v) backend toolchain;
     variant = v.name;
     src = sources.${v.backend};
-    pythonSrc = compiledPython v.toolchain;
+    pythonSrc = if isPinned v.toolchain then compiledPython v.toolchain else context.pythonSrc;
   } // (if split && perObject v then { inherit pure path; } else { }));
   mkVariant = mkVariantWith true;
   byName = f: vs: builtins.listToAttrs (map (v: { name = v.name; value = f v; }) vs);
