@@ -16,11 +16,12 @@ For each kernel directory (one with a ``build.toml``) of a kernels-community che
 
 It prints one table row per kernel and, last, ``ratio: built / buildable`` over variants.
 This is a benchmark, not a test: a full sweep takes hours on two cores, so builds run one
-at a time with one compile job (``-j 1 --cores 1``). ``--kernels`` picks a few, ``--only``
+at a time with one compile job (``-j 1 --cores 1``); ``--jobs 2`` lets Nix run two compile
+steps at once when the machine is the sweep's alone. ``--kernels`` picks a few, ``--only``
 some of the groups (``noarch``, ``cpu``, ``cuda``: the cheap ones first), ``--timeout``
 bounds each build.
 
-Run: .venv/bin/python benchmarks/realworld.py KC_DIR [--kernels relu,rmsnorm] [--only noarch,cpu] [--timeout 1800]
+Run: .venv/bin/python benchmarks/realworld.py KC_DIR [--kernels relu,rmsnorm] [--only noarch,cpu] [--jobs 2] [--timeout 1800]
 KC_DIR is a work tree, or a bare git repository (``fetch`` gives one): its HEAD is
 exported to a temporary directory first, as are work trees, so the checkout stays clean.
 """
@@ -43,8 +44,11 @@ CLI = [sys.executable, "-m", "kernel_builder"]
 KEPT_BACKENDS = {"cpu", "cuda"}
 CUDA_VERSION = "13.0"
 GROUPS = frozenset({"noarch", "cpu", "cuda"})
-#: One variant build at a time, one compile job: the sweep shares its machine.
-LIMITS = ["-j", "1", "--cores", "1"]
+
+
+def limits(jobs: int) -> list[str]:
+    """Nix's parallel derivations (compile steps, with per-object builds), one core each."""
+    return ["-j", str(jobs), "--cores", "1"]
 
 
 @attrs.define
@@ -109,7 +113,8 @@ def load_check(kernel: Path) -> str:
 
 
 def sweep_one(
-    kernel: Path, capability: str, timeout: float, with_tests: bool, dry_run: bool = False, only: frozenset[str] = GROUPS
+    kernel: Path, capability: str, timeout: float, with_tests: bool, dry_run: bool = False, only: frozenset[str] = GROUPS,
+    jobs: int = 1,
 ) -> Row:
     row = Row(kernel.name)
     done = run([*CLI, "check-config", str(kernel)])
@@ -129,7 +134,7 @@ def sweep_one(
     if not variants:
         row.reason = "nothing buildable here (backends or toolchains)"
         return row
-    argv = [*CLI, "build", *LIMITS, str(kernel)] + [a for v in variants for a in ("--variant", v["name"])]
+    argv = [*CLI, "build", *limits(jobs), str(kernel)] + [a for v in variants for a in ("--variant", v["name"])]
     if capability and any(v["backend"] == "cuda" for v in variants) and supports("build", "--cuda-capabilities"):
         argv += ["--cuda-capabilities", capability]
     start = time.perf_counter()
@@ -149,7 +154,7 @@ def sweep_one(
         row.loaded = "gpu"
     if with_tests and loadable and (kernel / "tests").is_dir() and supports("test", "--variant"):
         cpu = [a for name in loadable for a in ("--variant", name)]
-        done = run([*CLI, "test", *LIMITS, "--json", str(kernel), *cpu], timeout=timeout)
+        done = run([*CLI, "test", *limits(jobs), "--json", str(kernel), *cpu], timeout=timeout)
         row.tests = tests_summary(done)
         if not row.tests.startswith("pass") and not row.reason:
             row.reason = last_line(done.stderr)
@@ -179,6 +184,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per kernel build")
     parser.add_argument("--no-tests", action="store_true", help="skip the kernels' own tests")
     parser.add_argument("--only", default=",".join(sorted(GROUPS)), help="variant groups to build: noarch, cpu, cuda (comma-separated)")
+    parser.add_argument("--jobs", type=int, default=1, help="nix -j: derivations built at once (default 1: a shared machine)")
     parser.add_argument("--dry-run", action="store_true", help="only check-config and list what would be built")
     args = parser.parse_args()
     picked = {k for k in args.kernels.split(",") if k}
@@ -190,7 +196,7 @@ def main() -> None:
         kernels = sorted(p.parent for p in tree.glob("*/build.toml") if not picked or p.parent.name in picked)
         rows = []
         for kernel in kernels:
-            row = sweep_one(kernel, args.cuda_capability, args.timeout, not args.no_tests, args.dry_run, only)
+            row = sweep_one(kernel, args.cuda_capability, args.timeout, not args.no_tests, args.dry_run, only, args.jobs)
             rows.append(row)
             print(f"{row.kernel:28} config={row.config:5} built={row.built}/{row.buildable} loaded={row.loaded:5} "
                   f"tests={row.tests:9} {row.seconds:6.0f}s {row.reason}", flush=True)

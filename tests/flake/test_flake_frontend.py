@@ -81,6 +81,11 @@ def test_default_jobs(variants: int, cpus: int, expected: tuple[int, int]) -> No
     assert default_jobs(variants, cpus) == expected
 
 
+@pytest.mark.parametrize(("variants", "cpus"), [(1, 2), (4, 2), (3, 16)])
+def test_default_jobs_per_object_keeps_every_cpu_busy_even_for_one_variant(variants: int, cpus: int) -> None:
+    assert default_jobs(variants, cpus, per_object=True) == (cpus, 1)
+
+
 class TestNixDriver:
     def test_options_are_explicit_and_pass_builders_through(self) -> None:
         argv = nix.NixOptions(max_jobs=2, cores=3, print_build_logs=True, builders="ssh://b x86_64-linux").argv()

@@ -29,8 +29,8 @@ __all__ = ["build"]
 @click.option("--variant", "variants", multiple=True, metavar="NAME", help="Build only this variant (repeatable).")
 @click.option("--backend", "backends", multiple=True, metavar="NAME", help="Build only variants of this backend (repeatable).")
 @click.option("--system", "systems", multiple=True, metavar="SYSTEM", help="Build only the arch variants of this Nix system (repeatable); aarch64-linux ones are cross-built on x86_64-linux and import-checked under qemu-aarch64.")
-@click.option("-j", "--max-jobs", "max_jobs", type=click.IntRange(min=0), help="Variants built at once on this machine (default: one per CPU, at most the number of variants; 0 = only on --builders). --local builds one at a time.")
-@click.option("--cores", type=click.IntRange(min=1), help="Compile jobs each variant build may use (default: CPUs / jobs; with --local: all CPUs).")
+@click.option("-j", "--max-jobs", "max_jobs", type=click.IntRange(min=0), help="Derivations built at once on this machine (default: one per CPU; with --toolchain host, whose variants are one derivation each, at most the number of variants; 0 = only on --builders). With the pinned toolchains every translation unit is its own derivation, so one variant uses them all. --local builds one variant at a time.")
+@click.option("--cores", type=click.IntRange(min=1), help="Cores each derivation may use (NIX_BUILD_CORES; a variant compiled as one derivation runs this many compile jobs; default: CPUs / jobs; with --local: all CPUs).")
 @click.option("-L", "--print-build-logs", "print_build_logs", is_flag=True, help="Stream every variant's build log to stderr.")
 @click.option("--local", is_flag=True, help="Skip Nix: build with the torch of this Python (or --toolchain-python).")
 @click.option("--toolchain-python", metavar="PATH", help="With --local: the Python whose torch to build against.")
@@ -167,7 +167,8 @@ def build(
         output.note(f"skip {note}")
     if not selected:
         raise _nothing_buildable(build, [e for e in flake.table if not backends or e.backend in backends])
-    jobs = default_jobs(len(selected))[0] if max_jobs is None else max_jobs
+    per_object = flake.provider is flake_build.Provider.PINNED  # gen-flake-outputs.nix: isPinned
+    jobs = default_jobs(len(selected), per_object=per_object)[0] if max_jobs is None else max_jobs
     options = flake_build.nix_options(jobs, cores, builders, flake.provider, cache)
     with _Progress(selected, print_build_logs) as progress:
         rows = flake_build.build_variants(

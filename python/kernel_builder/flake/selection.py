@@ -22,9 +22,14 @@ from kernel_builder.variants.system import System
 __all__ = ["default_jobs", "select_variants", "select_local_variants"]
 
 
-def default_jobs(n_variants: int, cpus: int | None = None) -> tuple[int, int]:
-    """``(max-jobs, cores)``: one variant per core up to the variant count, cores shared."""
+def default_jobs(n_variants: int, cpus: int | None = None, *, per_object: bool = False) -> tuple[int, int]:
+    """``(max-jobs, cores)``. A per-object build (pinned toolchains) makes every translation
+    unit its own derivation, so one job per CPU keeps them all busy even for one variant; a
+    monolithic variant derivation compiles with its cores, so there it is one variant per
+    CPU up to the variant count, the CPUs shared among them."""
     cpus = cpus or os.cpu_count() or 1
+    if per_object:
+        return cpus, 1
     jobs = max(1, min(n_variants, cpus))
     return jobs, max(1, cpus // jobs)
 
