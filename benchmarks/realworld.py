@@ -132,7 +132,8 @@ def sweep_one(
         row.reason = " ".join(v["name"] for v in variants)
         return row
     if not variants:
-        row.reason = "nothing buildable here (backends or toolchains)"
+        row.reason = ("nothing buildable here (backends or toolchains)" if only == GROUPS
+                      else f"nothing buildable here in group(s) {', '.join(sorted(only))}")
         return row
     argv = [*CLI, "build", *limits(jobs), str(kernel)] + [a for v in variants for a in ("--variant", v["name"])]
     if capability and any(v["backend"] == "cuda" for v in variants) and supports("build", "--cuda-capabilities"):
