@@ -107,6 +107,21 @@ def test_k_selects_and_a_passing_run_succeeds(relu: Path, env: dict[str, str]) -
 
 
 @pytest.mark.timeout(900)
+def test_a_test_module_that_cannot_import_fails_the_run_but_the_others_still_run(relu: Path, env: dict[str, str]) -> None:
+    stale = relu / "tests" / "test_stale.py"
+    stale.write_text("import relu_renamed_long_ago\n\n\ndef test_never_collected():\n    pass\n")
+    try:
+        code, rows, stderr = _test_json(relu, env, "-k", "not extra")
+    finally:
+        stale.unlink()
+    assert code == 8, stderr[-3000:]
+    (row,) = rows
+    assert row["failed"] == ["tests.test_stale"]
+    assert row["passed"] == 5  # relu's own tests ran: pytest's default would have stopped at collection
+    assert "No module named 'relu_renamed_long_ago'" in stderr
+
+
+@pytest.mark.timeout(900)
 def test_the_flake_check_fails_naming_the_test(relu: Path, env: dict[str, str]) -> None:
     prepared = prepare_kernel_flake(relu)
     argv = nix.nix_argv("build", "--no-link", "--cores", "1", *prepared.flake_args, prepared.installable(f"checks.x86_64-linux.{CPU213}-tests"))

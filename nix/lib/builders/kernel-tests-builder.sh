@@ -30,7 +30,10 @@ if [ -n "${pytestSelect:-}" ]; then
   select=(-k "$pytestSelect")
 fi
 set +e
+# --continue-on-collection-errors: a test module that fails to import is reported as the
+# error it is, and the other modules still run (pytest's default stops the whole run there).
 "$toolchainPython" -m pytest tests "${select[@]}" -p no:cacheprovider -p kernel_tests_gpu -rfEs \
+  --continue-on-collection-errors \
   --junitxml="$out/junit.xml" -o junit_family=xunit2 > "$out/log" 2>&1
 status=$?
 set -e
