@@ -22,8 +22,8 @@ __all__ = ["test"]
 @click.option("--variant", "variants", multiple=True, metavar="NAME", help="Test only this variant (repeatable).")
 @click.option("--backend", "backends", multiple=True, metavar="NAME", help="Test only variants of this backend (repeatable).")
 @click.option("-k", "select", metavar="EXPR", help="Run only the tests pytest's -k EXPR selects.")
-@click.option("-j", "--max-jobs", "max_jobs", type=click.IntRange(min=1), help="Derivations built at once (default: 1).")
-@click.option("--cores", type=click.IntRange(min=1), help="Compile jobs each variant build may use.")
+@click.option("-j", "--max-jobs", "max_jobs", type=click.IntRange(min=1), help="Derivations built at once (default: one per CPU: each translation unit and each test run is its own derivation).")
+@click.option("--cores", type=click.IntRange(min=1), help="Cores each derivation may use (NIX_BUILD_CORES; default: 1).")
 @click.option("-L", "--print-build-logs", "print_build_logs", is_flag=True, help="Stream build and test logs to stderr.")
 @click.option("--json", "as_json", is_flag=True, help="Print the outcome of each variant as JSON on stdout.")
 def test(
@@ -43,7 +43,7 @@ def test(
     """
     from kernel_builder.config import load  # lazy: config reader and nix are not needed for --help
     from kernel_builder.flake import flake_build, kernel_tests, nix  # lazy: as load
-    from kernel_builder.flake.selection import select_variants  # lazy: as load
+    from kernel_builder.flake.selection import default_jobs, select_variants  # lazy: as load
     from kernel_builder.variants.buildsets import current_system  # lazy: as load
 
     kernel_dir = directory.resolve()
@@ -66,7 +66,8 @@ def test(
         output.note(f"skip {note}")
     if not selected:
         raise BuildError("no variant of this kernel can be built (and tested) on this machine")
-    options = nix.NixOptions(max_jobs=max_jobs or 1, cores=cores or 1, print_build_logs=print_build_logs, sandbox=True, keep_going=True)
+    jobs = max_jobs or default_jobs(len(selected), per_object=True)[0]  # tests run pinned builds only
+    options = nix.NixOptions(max_jobs=jobs, cores=cores or 1, print_build_logs=print_build_logs, sandbox=True, keep_going=True)
     output.note(f"testing {len(selected)} variant(s): {', '.join(selected)}")
 
     def on_event(event: nix.BuildEvent) -> None:
