@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 import kernel_abi_check
@@ -140,6 +141,38 @@ def test_pypi_kernels_loads_the_variant_under_the_emulated_python(relu: Path, bu
     ops_id = json.loads((built / "metadata.json").read_text())["id"]
     assert "machine aarch64" in done.stdout
     assert f"op ok {ops_id}" in done.stdout
+
+
+def _exports(library: Path) -> set[str]:
+    """The versioned symbols a shared library defines for others (readelf's dynamic table)."""
+    shown = subprocess.run(["readelf", "--dyn-syms", "-W", str(library)], capture_output=True, text=True, check=True).stdout
+    return {f"{cols[3]} {cols[7]}" for cols in (line.split() for line in shown.splitlines())
+            if len(cols) == 8 and cols[6] not in ("UND", "ABS", "Ndx") and cols[3] in ("FUNC", "OBJECT")}
+
+
+def test_load_only_libraries_export_exactly_what_the_real_ones_do(relu: Path, tmp_path: Path) -> None:
+    """The emulated environment's cuBLASLt, cuFFT, nvJitLink and NVRTC are stand-ins (nothing
+    under emulation can call a GPU library) that define every symbol the wheel's library
+    exports, with its version: a module asking for one resolves it as it would for real."""
+    root = Path(emulated_python(f".#redistributable.{CROSS}", relu)).parent.parent
+    site = root / "sysroot" / "usr" / "lib" / "python3" / "dist-packages"
+    lock = json.loads((REPO / "nix" / "toolchain-lock.json").read_text())
+    load_only = lock["requests"]["targets"]["aarch64-linux"]["emulation"]["loadOnly"]["torch2.13-aarch64"]
+    wheels = [key for group in ("env:torch2.13-aarch64", "env:torch2.13-aarch64-emulated") for key in lock["groups"][group]]
+    assert len(load_only) == 4
+    for soname in load_only:
+        (stand_in,) = site.rglob(soname)
+        assert stand_in.stat().st_size < 1_000_000, f"{stand_in} is not the stand-in"
+        for wheel in wheels:  # the real library, from the pinned wheel that ships it
+            stored = next(Path("/nix/store").glob(f"*-{wheel}"), None)  # fetched by `toolchain fetch`
+            members = [m for m in zipfile.ZipFile(stored).namelist() if m.endswith("/" + soname)] if stored else []
+            if members:
+                real = tmp_path / soname
+                real.write_bytes(zipfile.ZipFile(stored).read(members[0]))
+                break
+        else:
+            raise AssertionError(f"no pinned wheel ships {soname}")
+        assert _exports(stand_in) == _exports(real) != set()
 
 
 @pytest.mark.timeout(1200)

@@ -117,6 +117,7 @@ def test_fetching_a_cross_built_set_brings_its_emulated_check_environment() -> N
         (lambda e: e["environments"].update({"torch9-aarch64": []}), r"emulation\.environments\.torch9-aarch64: unknown environment"),
         (lambda e: e.update(standIns={"torch2.13-aarch64": "libcupti.so.13"}), r"emulation\.standIns\.torch2\.13-aarch64: expected an array"),
         (lambda e: e.update(environments=[]), r"emulation\.environments: expected an object"),
+        (lambda e: e.update(loadOnly={"torch9-aarch64": []}), r"emulation\.loadOnly\.torch9-aarch64: unknown environment"),
     ],
 )
 def test_a_broken_emulation_entry_is_a_located_error(tmp_path: Path, change, message: str) -> None:

@@ -44,6 +44,28 @@ rm -rf "$sp/bin"
 # another Python) is compiled, or fails, when imported, as it would without this.
 PYTHONDONTWRITEBYTECODE=1 "$python/usr/bin/python3.11" -m compileall -q -j 0 --invalidation-mode unchecked-hash "$root/usr/lib/python3.11" "$sp" >/dev/null || true
 
+# Load-only libraries (the lock's emulation.loadOnly): GPU libraries torch links that the
+# import loads but nothing under emulation can call (there is no GPU). Loading them for real
+# is most of an emulated `import torch`'s dynamic linking: cuBLASLt, cuFFT, nvJitLink and
+# NVRTC cost ~4 s of emulated relocations and constructors per import check. Each is
+# replaced by a library of its soname defining exactly the symbols it exports, with their
+# version, so every symbol a module or torch asks of it resolves (or fails) as before.
+for soname in $loadOnly; do
+  real=$(find "$sp" -name "$soname" -type f)
+  [ "$(echo "$real" | grep -c .)" = 1 ] || { echo "load-only $soname: expected one file in the environment, found: ${real:-none}" >&2; exit 1; }
+  # readelf columns: Num Value Size Type Bind Vis Ndx Name; ABS is the version's own symbol
+  "$cc/bin/readelf" --dyn-syms -W "$real" | awk '$7 != "UND" && $7 != "ABS" && ($4 == "FUNC" || $4 == "OBJECT") && ($5 == "GLOBAL" || $5 == "WEAK") { print $4, $3, $8 }' > exports
+  [ -s exports ] || { echo "load-only $soname: exports nothing" >&2; exit 1; }
+  if grep -v "@@$soname\$" exports; then
+    echo "load-only $soname: the exports above are not all versioned $soname; this stand-in cannot reproduce them" >&2; exit 1
+  fi
+  awk '{ sub(/@@.*/, "", $3) } $1 == "FUNC" { print "int " $3 "(void) { return 999; }" } $1 == "OBJECT" { print "char " $3 "[" ($2 > 0 ? $2 : 1) "];" }' exports > loadonly.c
+  printf '%s { global: *; };\n' "$soname" > loadonly.map
+  rm -f "$real"
+  "$cc/bin/gcc" -shared -fPIC -O1 -Wl,-soname,"$soname" -Wl,--version-script,loadonly.map loadonly.c -o "$real"
+  echo "load-only $soname: $(wc -l < exports) exports"
+done
+
 # Stand-ins for libraries torch links that no index serves for this machine (the lock's
 # emulation.standIns): a library of that soname defining each symbol torch's libraries
 # import from it (with its symbol version), every function answering an error. Only

@@ -146,6 +146,7 @@ let
           debs = builtins.concatMap group emulation.debianGroups;
           wheels = group "env:${name}" ++ group "env:${name}-emulated"; # lockfile.emulated_group
           standIns = emulation.standIns.${name} or [ ];
+          loadOnly = emulation.loadOnly.${name} or [ ];
         };
       emulated = builtins.mapAttrs (name: _: emulatedOf name) target.environments;
       # The CUDA home of a cross environment (`requests.targets.<system>.cuda`): this

@@ -293,15 +293,16 @@ def _targets(path: Path, raw: object, requests: dict[str, Any]) -> None:
 
 def _emulation(path: Path, where: str, raw: object, groups: dict[str, Any], environments: dict[str, Any]) -> None:
     """``requests.targets.<system>.emulation`` (optional): the Debian groups of qemu and the
-    target's CPython, and per cross environment the wheels and stand-in libraries its
-    torch needs to be imported under qemu (see docs/nix.md, "Checks under emulation")."""
+    target's CPython, and per cross environment the wheels, stand-in libraries and load-only
+    libraries its torch needs to be imported under qemu (see docs/nix.md, "Checks under
+    emulation")."""
     if raw is None:
         return
-    emulation = _expect(path, where, raw, dict, "an object {debianGroups, environments, standIns}")
+    emulation = _expect(path, where, raw, dict, "an object {debianGroups, environments, standIns, loadOnly}")
     for i, group in enumerate(_expect(path, f"{where}.debianGroups", emulation.get("debianGroups"), list, "an array of group names")):
         if group not in groups:
             raise _fail(path, f"{where}.debianGroups[{i}]: unknown group {group!r} (requests.debian.groups has {', '.join(sorted(groups))})")
-    for field in ("environments", "standIns"):
+    for field in ("environments", "standIns", "loadOnly"):
         for env, value in _expect(path, f"{where}.{field}", emulation.get(field, {}), dict, "an object {environment: array}").items():
             if env not in environments:
                 raise _fail(path, f"{where}.{field}.{env}: unknown environment {env!r} (the target's environments: {', '.join(sorted(environments))})")
