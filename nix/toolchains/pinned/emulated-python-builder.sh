@@ -44,10 +44,19 @@ rm -rf "$sp/bin"
 # another Python) is compiled, or fails, when imported, as it would without this.
 PYTHONDONTWRITEBYTECODE=1 "$python/usr/bin/python3.11" -m compileall -q -j 0 --invalidation-mode unchecked-hash "$root/usr/lib/python3.11" "$sp" >/dev/null || true
 
+# A library of soname $1, written to $2, defining the symbols listed on stdin as
+# "FUNC|OBJECT SIZE NAME", each versioned $1: functions answer an error code, objects are
+# zeroed bytes of their size. Nothing a check runs calls them (see the two uses below).
+stand_in_library() {
+  awk '$1 == "FUNC" { print "int " $3 "(void) { return 999; }" } $1 == "OBJECT" { print "char " $3 "[" ($2 > 0 ? $2 : 1) "];" }' > stand-in.c
+  printf '%s { global: *; };\n' "$1" > stand-in.map
+  "$cc/bin/gcc" -shared -fPIC -O1 -Wl,-soname,"$1" -Wl,--version-script,stand-in.map stand-in.c -o "$2"
+}
+
 # Load-only libraries (the lock's emulation.loadOnly): GPU libraries torch links that the
 # import loads but nothing under emulation can call (there is no GPU). Loading them for real
 # is most of an emulated `import torch`'s dynamic linking: cuBLASLt, cuFFT, nvJitLink and
-# NVRTC cost ~4 s of emulated relocations and constructors per import check. Each is
+# NVRTC cost 4-6 s of emulated relocations and constructors per import check. Each is
 # replaced by a library of its soname defining exactly the symbols it exports, with their
 # version, so every symbol a module or torch asks of it resolves (or fails) as before.
 for soname in $loadOnly; do
@@ -59,10 +68,8 @@ for soname in $loadOnly; do
   if grep -v "@@$soname\$" exports; then
     echo "load-only $soname: the exports above are not all versioned $soname; this stand-in cannot reproduce them" >&2; exit 1
   fi
-  awk '{ sub(/@@.*/, "", $3) } $1 == "FUNC" { print "int " $3 "(void) { return 999; }" } $1 == "OBJECT" { print "char " $3 "[" ($2 > 0 ? $2 : 1) "];" }' exports > loadonly.c
-  printf '%s { global: *; };\n' "$soname" > loadonly.map
   rm -f "$real"
-  "$cc/bin/gcc" -shared -fPIC -O1 -Wl,-soname,"$soname" -Wl,--version-script,loadonly.map loadonly.c -o "$real"
+  awk '{ sub(/@@.*/, "", $3); print }' exports | stand_in_library "$soname" "$real"
   echo "load-only $soname: $(wc -l < exports) exports"
 done
 
@@ -74,9 +81,7 @@ for soname in $standIns; do
   symbols=$("$cc/bin/readelf" --dyn-syms -W "$sp"/torch/lib/*.so* | awk -v soname="$soname" \
     '$7 == "UND" && (at = index($8, "@")) && substr($8, at + 1) == soname { print substr($8, 1, at - 1) }' | sort -u)
   [ -n "$symbols" ] || { echo "stand-in $soname: torch imports nothing from it" >&2; exit 1; }
-  for symbol in $symbols; do echo "int $symbol(void) { return 999; }"; done > standin.c
-  printf '%s { global: *; };\n' "$soname" > standin.map
-  "$cc/bin/gcc" -shared -fPIC -O1 -Wl,-soname,"$soname" -Wl,--version-script,standin.map standin.c -o "$out/stand-ins/$soname"
+  for symbol in $symbols; do echo "FUNC 0 $symbol"; done | stand_in_library "$soname" "$out/stand-ins/$soname"
   echo "stand-in $soname: $(echo $symbols | wc -w) symbols"
 done
 
