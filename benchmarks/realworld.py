@@ -7,7 +7,8 @@ For each kernel directory (one with a ``build.toml``) of a kernels-community che
    toolchains, kept to the cpu, noarch and CUDA 13.0 ones (the others need toolchains
    published where this machine cannot reach);
 3. ``kernel-builder build --variant ...`` of those, CUDA narrowed to one architecture
-   (``--cuda-capabilities``) to keep the sweep finite;
+   (``--cuda-capabilities``) to keep the sweep finite: ``--cuda-capability`` where each CUDA
+   component builds it, else the lowest one that component builds (msa declares only 10.0);
 4. each built CPU variant (cpu arch or noarch) is loaded with PyPI ``kernels``
    (``get_local_kernel``); a kernel whose built variants are all CUDA ones says ``gpu``;
 5. the kernel's own tests run on those CPU variants (``kernel-builder test --json``):
@@ -100,6 +101,24 @@ def wanted(variant: dict, only: frozenset[str] = GROUPS) -> bool:
     return variant["backend"] == "cpu"
 
 
+def sweep_capabilities(kernel: Path, preferred: str) -> str:
+    """The ``--cuda-capabilities`` value that builds one architecture of each CUDA component
+    of ``kernel`` for CUDA 13.0: ``preferred`` where the component builds it, else the
+    lowest architecture it builds (narrowing to one it lacks is an error)."""
+    from kernel_builder.config import read_file  # not load(): check-config already showed its warnings
+    from kernel_builder.config.model import Backend
+    from kernel_builder.driver.cuda_archs import CudaArch, select_archs
+
+    major, minor = (int(part) for part in CUDA_VERSION.split("."))
+    want = CudaArch.parse(preferred).base
+    picks = set()
+    for name, component in read_file(kernel).build.kernels_for(Backend.CUDA).items():
+        bases = sorted({a.base for a in select_archs(component.cuda_capabilities, cuda_version=(major, minor), kernel=name)})
+        if bases:
+            picks.add(want if want in bases else bases[0])
+    return ",".join(str(a) for a in sorted(picks))
+
+
 def supports(command: str, flag: str) -> bool:
     return flag in run([*CLI, command, "--help"]).stdout
 
@@ -137,7 +156,7 @@ def sweep_one(
         return row
     argv = [*CLI, "build", *limits(jobs), str(kernel)] + [a for v in variants for a in ("--variant", v["name"])]
     if capability and any(v["backend"] == "cuda" for v in variants) and supports("build", "--cuda-capabilities"):
-        argv += ["--cuda-capabilities", capability]
+        argv += ["--cuda-capabilities", sweep_capabilities(kernel, capability)]
     start = time.perf_counter()
     done = run(argv, timeout=timeout)
     row.seconds = time.perf_counter() - start
@@ -181,7 +200,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("kc_dir", type=Path, help="a kernels-community checkout or bare repository")
     parser.add_argument("--kernels", default="", help="comma-separated kernel names (default: all)")
-    parser.add_argument("--cuda-capability", default="9.0", help="the one CUDA architecture to build")
+    parser.add_argument("--cuda-capability", default="9.0", help="the CUDA architecture to build (a component that lacks it builds its lowest one)")
     parser.add_argument("--timeout", type=float, default=3600, help="seconds per kernel build")
     parser.add_argument("--no-tests", action="store_true", help="skip the kernels' own tests")
     parser.add_argument("--only", default=",".join(sorted(GROUPS)), help="variant groups to build: noarch, cpu, cuda (comma-separated)")
