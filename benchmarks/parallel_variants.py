@@ -11,22 +11,20 @@ toolchain not yet in the store, e.g. kb-env-torch2.14, is built there). The spee
     .venv/bin/python benchmarks/parallel_variants.py
 
 Each round also prints (stderr) when nix started and finished each derivation, so the
-serial part can be read off. Where the time goes (measured on this 2-core machine):
-- nix itself is not the serial part: the first derivation starts 0.1-0.2 s after
-  `nix build` is called (evaluation, instantiation and the filtered source copies), the
-  next one within 0.1 s of a finished one, and a no-op `nix build` of the four outputs
-  takes 0.1-0.2 s. The final copy of each output into the store and its hash are inside
-  the per-derivation times and amount to well under a second.
-- the four builds are not equal: the torch 2.14 CPU variant builds against the CUDA torch
-  wheel, whose CMake package enables CUDA and probes nvcc during configure (about 4 s of
-  configure against 2.5 s for torch 2.13), and torch 2.14's headers compile slower; it
-  takes about 1.3-1.5x as long as the torch 2.13 variant.
-- Nix 2.8 starts waiting derivations in the order of their names, not of the
-  installables, so with -j 2 one slot builds both torch 2.13 variants and the other both
-  torch 2.14 ones: the -j 2 time is about 2 x T(2.14), and the speedup is bounded by
-  1 + T(2.13) / T(2.14), about 1.7, before any contention between the two builds.
-- each build also imports torch in a subprocess while it compiles (the import check), so
-  a -j 1 build already uses the second core for part of its time.
+serial part can be read off. Where the time goes (per-object builds, this 2-core machine):
+- 16 derivations: per variant two objects (relu_cpu.cpp 4-5 s; torch_binding.cpp 10-14 s,
+  torch's headers), the link (~1 s) and the variant step (3-4 s: the import check, with the
+  assembly and ABI check beside it). -j 1 sums them (~86 s); -j 2 can at best halve that,
+  and each variant's chain (binding object, link, variant) is ~19 s of it.
+- nix itself is not the serial part: a derivation starts within 0.1 s of the one before
+  finishing, and the plans are not rebuilt (salting edits sources, not their names).
+- Nix 2.8 starts waiting derivations roughly in the order of their names, so variants
+  finish in name order and the last one's link and variant step run with the other core
+  mostly idle: a few seconds of the -j 2 time.
+- two compiles at once are slower than one here: torch_binding.cpp takes 10-14 s alone and
+  17-22 s beside another compile when the host is busy. Between runs minutes apart the
+  ratio moved from 1.79 to 1.32 with the -j 1 time unchanged (86.7 s, 86.5 s): the host's
+  contention, not the schedule, decides most of it.
 """
 
 from __future__ import annotations
