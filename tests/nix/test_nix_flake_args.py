@@ -175,3 +175,27 @@ def test_kernel_test_outputs_are_listed(tmp_path: Path) -> None:
     packages = _eval(kernel, "checkPackages")
     assert {"pytest", "numpy", "kernels", "einops"} <= set(packages)
 
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        'inputs = {\n    self.submodules = true;\n    kernel-builder.url = "%s";\n  };',  # kernels-community's deep-gemm
+        'inputs.self.submodules = true;\n  inputs.self.lfs = false;\n  inputs.kernel-builder.url = "%s";',
+    ],
+    ids=["inputs-block", "dotted"],
+)
+def test_self_fetch_attributes_of_newer_nix_are_dropped_from_the_copy(tmp_path: Path, inputs: str) -> None:
+    """``self.submodules`` / ``self.lfs`` (Nix 2.27+) only say what a git source fetches; the
+    copy Nix reads is a path: flake, so they are dropped from it, and the kernel evaluates.
+    Nix 2.8 refuses the kernel's own flake.nix for them."""
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    text = (kernel / "flake.nix").read_text()
+    url = next(line for line in text.splitlines() if "kernel-builder.url" in line).split('"')[1]
+    text = "\n".join(inputs % url if "kernel-builder.url" in line else line for line in text.splitlines()) + "\n"
+    (kernel / "flake.nix").write_text(text)
+    prepared = prepare_kernel_flake(kernel)
+    assert _eval(kernel, "variants") == _python_variants(kernel, lambda s: True)
+    assert (kernel / "flake.nix").read_text() == text  # the kernel's own file is left as it is
+    with pytest.raises(NixError, match="unexpected flake input attribute '(submodules|lfs)'"):
+        nix.eval_json(f"path:{kernel}#variants", flake_args=prepared.flake_args)

@@ -10,6 +10,11 @@ state directory, of build.toml, the flake files, the files build.toml names (``s
 (a variant derivation never does, so editing a test rebuilds no variant). The same rule filters each backend's source in Nix
 (``nix/lib/pure/inputs.nix``). A secret key among them is refused by name: nothing secret
 enters the store.
+
+The copy's flake.nix is the kernel's, less the ``self`` input attributes newer Nix reads
+(``inputs.self.submodules = true``, as kernels-community's deep-gemm writes, and
+``self.lfs``): they only say what a git source fetches, the copy is a ``path:`` flake that
+already holds the checked-out submodules, and Nix 2.8 refuses the whole flake for them.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from kernel_builder.config.model import Build
 from kernel_builder._files import content_dir
 from kernel_builder.errors import ConfigError
 
-__all__ = ["is_secret_key", "kernel_files", "prepare_kernel_source"]
+__all__ = ["is_secret_key", "kernel_files", "prepare_kernel_source", "without_self_fetch_attrs"]
 
 _KEEP = 24  # kernel source copies kept in the state directory
 _FLAKE_FILES = ("flake.nix", "flake.lock", "CARD.md")
@@ -33,6 +38,17 @@ _EXTRA_DIRS = ("benchmarks", "tests")
 _SKIP_DIRS = ("__pycache__", ".git")
 _NIX_SECRET = re.compile(rb"^[A-Za-z0-9._+-]+:([A-Za-z0-9+/]{86}==)\s*$")
 _PEM_SECRET = re.compile(rb"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----")
+# `inputs.self.submodules = true;` at the top level or `self.lfs = false;` inside `inputs = { }`
+_SELF_FETCH_ATTR = re.compile(
+    rb"(?:(?<![\w.-])inputs\s*\.\s*|(?<![\w.-]))self\s*\.\s*(?:submodules|lfs)\s*=\s*(?:true|false)\s*;"
+)
+
+
+def without_self_fetch_attrs(flake_nix: bytes) -> bytes:
+    """``flake_nix`` without its ``self.submodules`` / ``self.lfs`` input attributes, each
+    replaced by as many spaces so that Nix's line:column in an error still points at the
+    kernel's own file (see the module docstring)."""
+    return _SELF_FETCH_ATTR.sub(lambda m: b" " * len(m.group(0)), flake_nix)
 
 
 def is_secret_key(path: Path) -> bool:
@@ -98,4 +114,5 @@ def prepare_kernel_source(kernel_dir: Path, state: Path) -> Path:
     files = kernel_files(kernel_dir, build)
     _refuse_secrets(kernel_dir, files)
     data = [(rel, (kernel_dir / rel).read_bytes()) for rel in files]
+    data = [(rel, without_self_fetch_attrs(content) if rel == "flake.nix" else content) for rel, content in data]
     return content_dir(state / "kernel-sources", data, keep=_KEEP)
