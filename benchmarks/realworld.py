@@ -74,6 +74,8 @@ def run(argv: list[str], cwd: Path | None = None, timeout: float | None = None) 
 def last_line(text: str) -> str:
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith("error") or "error:" in line]
+    # "error: `nix ... eval ...` failed (exit 1):" names the command; Nix's own error follows
+    errors = [line for line in errors if not line.startswith("error: `")] or errors
     return (errors[0] if errors else lines[-1] if lines else "")[:160]
 
 
