@@ -199,3 +199,24 @@ def test_self_fetch_attributes_of_newer_nix_are_dropped_from_the_copy(tmp_path: 
     assert (kernel / "flake.nix").read_text() == text  # the kernel's own file is left as it is
     with pytest.raises(NixError, match="unexpected flake input attribute '(submodules|lfs)'"):
         nix.eval_json(f"path:{kernel}#variants", flake_args=prepared.flake_args)
+
+
+def test_headers_that_pyext_also_ships_stay_inputs_of_every_object(tmp_path: Path) -> None:
+    """deep-gemm's pyext has "hpp" and "h" (its JIT reads them from the package): those
+    headers are still every object's input, and only the package's .py files are not
+    (editing them compiles nothing again). Before, every pyext match was dropped, so its
+    csrc/impl.cu failed with `utils/torch_compat.hpp: No such file or directory`."""
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    toml = kernel / "build.toml"
+    toml.write_text(toml.read_text().replace("[torch]\n", '[torch]\npyext = ["py", "h"]\n', 1))
+    (kernel / "torch-ext" / "relu" / "jit.h").write_text("// shipped in the package for a JIT\n")
+    prepared = prepare_kernel_flake(kernel)
+    found = nix.eval_json(
+        prepared.installable("legacyPackages.x86_64-linux.redistributable.torch213-cxx11-cpu-x86_64-linux"),
+        flake_args=[*prepared.flake_args, "--apply",
+                    'd: let h = (builtins.head d.objects).headers; in '
+                    '{ ext = builtins.attrNames (builtins.readDir "${h}/torch-ext"); '
+                    'pkg = builtins.attrNames (builtins.readDir "${h}/torch-ext/relu"); }'],
+    )
+    assert "torch_binding.h" in found["ext"]  # listed in [torch] src, and a pyext match
+    assert found["pkg"] == ["jit.h"]  # the package's header stays; its __init__.py and layers.py do not

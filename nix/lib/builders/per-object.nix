@@ -25,6 +25,14 @@ let
   inputs = pure.inputs.inputPaths config backend;
   isCompiled = rel: match ".*\\.(c|cc|cpp|cxx|cu|hip|mm)" rel != null;
   isPython = rel: match ("(.*/)?[^/]*\\.(" + builtins.concatStringsSep "|" config.pyext + ")") rel != null;
+  isHeader = rel: match ".*\\.(h|hh|hpp|hxx|cuh|inc|inl|ipp|tcc)" rel != null;
+  under = dir: rel: rel == dir || builtins.substring 0 (builtins.stringLength dir + 1) rel == dir + "/";
+  # Only the Python package's own files (.py, data) stay out of the objects' input, so that
+  # editing them compiles nothing again. A header is an input even when `pyext` ships it in
+  # the package too (deep-gemm's pyext has "hpp" and "h" for its JIT), as is every file the
+  # backend lists or an include directory holds.
+  packageOnly = rel: isPython rel && !(isHeader rel) && !(elem rel inputs.files)
+    && !(builtins.any (dir: under dir rel) inputs.includeDirs);
   units = unique (filter isCompiled inputs.files);
   names = unique (filter (f: f != "build.toml") inputs.files ++ config.placeholdersFor backend);
 
@@ -46,7 +54,7 @@ let
     filter = p: type:
       let rel = builtins.substring (builtins.stringLength root + 1) (-1) (toString p);
       in keep rel type && (type == "directory" || (
-        rel != "build.toml" && !(isPython rel) && (!(isCompiled rel) || elem (baseNameOf rel) included)));
+        rel != "build.toml" && !(packageOnly rel) && (!(isCompiled rel) || elem (baseNameOf rel) included)));
   };
 
   # A store name holds only [A-Za-z0-9+._?=-]: `/` becomes `-`, anything else `_`.
