@@ -10,8 +10,9 @@ CPU = KEYS[0]
 
 
 def test_parts_name_their_variant() -> None:
-    for part in ("plan", "link", "obj-relu_cpu-relu_cpu.cpp", "obj-torch-ext-torch_binding.cpp"):
-        drv = f"/nix/store/{'a' * 32}-relu-{CPU}-{part}.drv"
+    parts = (f"{CPU}-plan", f"{CPU}-link", f"obj-{CPU}-relu_cpu-relu_cpu.cpp", f"obj-{CPU}-torch-ext-torch_binding.cpp")
+    for part in parts:
+        drv = f"/nix/store/{'a' * 32}-relu-{part}.drv"
         assert part_owner(drv, KEYS) == CPU
         assert target_of(drv, KEYS) is None  # a part is never the variant's own derivation
 

@@ -24,8 +24,8 @@ from remote_support import LoopbackRemote, free_port, start_remote
 
 CPU213 = "torch213-cxx11-cpu-x86_64-linux"
 # relu's CPU variant is built per object (docs/nix.md): these derivations make its module
-RELU_PARTS = sorted(f"relu-{CPU213}-{part}" for part in
-                    ("plan", "obj-relu_cpu-relu_cpu.cpp", "obj-torch-ext-torch_binding.cpp", "link"))
+RELU_PARTS = sorted(f"relu-{part}" for part in (f"{CPU213}-plan", f"obj-{CPU213}-relu_cpu-relu_cpu.cpp",
+                                                 f"obj-{CPU213}-torch-ext-torch_binding.cpp", f"{CPU213}-link"))
 LOAD_RELU = """
 import json, torch
 from pathlib import Path
@@ -379,7 +379,7 @@ def test_push_objects_adds_the_plan_objects_and_link(
     without = push(tmp_path / "without")
     assert without["parts"] == [] and nix.cache_path_info(f"file://{tmp_path / 'without'}", parts) == {}
     # a store that trusts the key fetches an object instead of compiling it
-    obj = next(p for p in parts if "-obj-relu_cpu-" in p)
+    obj = next(p for p in parts if p.endswith("-relu_cpu-relu_cpu.cpp"))
     key = (keys / "team-cache-1.pub").read_text().strip()
     done = fresh.ssh(f"nix-store -r {obj} --option substituters file://{tmp_path / 'with'} "
                      f"--option trusted-public-keys '{key}'")

@@ -31,14 +31,16 @@ def _drv(name: str, digest: str = "0" * 32) -> str:
 def test_step_of_reads_plan_object_and_link_names_of_each_variant() -> None:
     assert step_of(_drv(f"relu-{CPU}-plan"), VARIANTS) == Unit(CPU, Step.PLAN)
     assert step_of(_drv(f"relu-{CPU}-link"), VARIANTS) == Unit(CPU, Step.LINK)
-    assert step_of(_drv(f"relu-{CPU}-obj-relu_cpu_relu_cpu.cpp"), VARIANTS) == Unit(CPU, Step.OBJECT, "relu_cpu_relu_cpu.cpp")
+    assert step_of(_drv(f"relu-obj-{CPU}-relu_cpu_relu_cpu.cpp"), VARIANTS) == Unit(CPU, Step.OBJECT, "relu_cpu_relu_cpu.cpp")
     # an output path (no .drv) and a kernel name with dashes
-    assert step_of(f"/nix/store/{'1' * 32}-my-kernel-{CPU}-obj-a.cpp", VARIANTS) == Unit(CPU, Step.OBJECT, "a.cpp")
+    assert step_of(f"/nix/store/{'1' * 32}-my-kernel-obj-{CPU}-a.cpp", VARIANTS) == Unit(CPU, Step.OBJECT, "a.cpp")
     # the variant derivation itself, another variant's, and unrelated derivations are not steps
     assert step_of(_drv(f"relu-{CPU}"), VARIANTS) is None
-    assert step_of(_drv("relu-torch212-cxx11-cpu-x86_64-linux-obj-a.cpp"), VARIANTS) is None
+    assert step_of(_drv("relu-obj-torch212-cxx11-cpu-x86_64-linux-a.cpp"), VARIANTS) is None
     assert step_of(_drv("python3-3.11-env"), VARIANTS) is None
-    assert step_of(_drv(f"relu-{CPU}-obj-"), VARIANTS) is None  # an object names its source
+    assert step_of(_drv(f"relu-obj-{CPU}-"), VARIANTS) is None  # an object names its source
+    # the naming rule before objects sorted first is no object
+    assert step_of(_drv(f"relu-{CPU}-obj-a.cpp"), VARIANTS) is None
     assert step_of(None, VARIANTS) is None
 
 
@@ -55,7 +57,7 @@ def test_step_of_prefers_the_longest_variant_name() -> None:
 def test_counts_say_planning_then_compiling_k_of_n_then_linking() -> None:
     counts = ObjectCounts()
     plan, link = Unit(CPU, Step.PLAN), Unit(CPU, Step.LINK)
-    objects = [(Unit(CPU, Step.OBJECT, s), _drv(f"relu-{CPU}-obj-{s}")) for s in ("a.cpp", "b.cpp", "c.cpp")]
+    objects = [(Unit(CPU, Step.OBJECT, s), _drv(f"relu-obj-{CPU}-{s}")) for s in ("a.cpp", "b.cpp", "c.cpp")]
     assert counts.phase() is None
     counts.start(plan, _drv(f"relu-{CPU}-plan"))
     assert counts.phase() == "planning"
@@ -156,8 +158,8 @@ def _replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stream: Stream, row
 
 
 def test_a_replayed_stream_shows_compiling_k_of_n_per_variant_then_linking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cpu = {s: _drv(f"relu-{CPU}-obj-{s}", f"{i:032d}") for i, s in enumerate(("a.cpp", "b.cpp", "c.cpp"))}
-    noarch = {"x.cpp": _drv(f"relu-{CPU_SHORT}-obj-x.cpp", "7" * 32)}
+    cpu = {s: _drv(f"relu-obj-{CPU}-{s}", f"{i:032d}") for i, s in enumerate(("a.cpp", "b.cpp", "c.cpp"))}
+    noarch = {"x.cpp": _drv(f"relu-obj-{CPU_SHORT}-x.cpp", "7" * 32)}
     stream = Stream()
     stream.start(1, _drv(f"relu-{CPU}-plan", "8" * 32))
     stream.log(1, "planning")
@@ -186,7 +188,7 @@ def test_a_replayed_stream_shows_compiling_k_of_n_per_variant_then_linking(tmp_p
 
 
 def test_a_failed_object_fails_its_variant_with_that_objects_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    a, b = (_drv(f"relu-{CPU}-obj-{s}", d * 32) for s, d in (("a.cpp", "1"), ("b.cpp", "2")))
+    a, b = (_drv(f"relu-obj-{CPU}-{s}", d * 32) for s, d in (("a.cpp", "1"), ("b.cpp", "2")))
     stream = Stream()
     stream.start(10, a)
     stream.log(10, "a.cpp:3:1: warning: unused")
@@ -212,7 +214,7 @@ let
     inherit name deps; system = "x86_64-linux"; builder = "/bin/sh"; salt = "{salt}";
     args = [ "-c" "echo compiling $name; /bin/sleep 1; echo x > $out" ];
   }};
-  objects = map (s: mk "relu-{variant}-obj-${{s}}" []) [ "a.cpp" "b.cpp" "c.cpp" ];
+  objects = map (s: mk "relu-obj-{variant}-${{s}}" []) [ "a.cpp" "b.cpp" "c.cpp" ];
   link = mk "relu-{variant}-link" objects;
 in {{ "{variant}" = mk "relu-{variant}" [ link ]; }}
 """
@@ -231,6 +233,39 @@ def test_a_real_nix_build_counts_the_objects_the_store_says_it_builds(tmp_path: 
     phases = [line.split(": ", 1)[1] for line in recorder.lines if line.startswith(f"{CPU}: ")]
     assert phases == ["compiling 0/3", "compiling 1/3", "compiling 2/3", "compiling 3/3", "linking"], recorder.lines
     assert any(line.startswith(f"built {CPU}") for line in recorder.lines), recorder.lines
+
+
+TWO_VARIANTS = """
+let
+  mk = name: deps: derivation {{
+    inherit name deps; system = "x86_64-linux"; builder = "/bin/sh"; salt = "{salt}";
+    args = [ "-c" "echo x > $out" ];
+  }};
+  variant = v: let objects = map (s: mk "relu-obj-${{v}}-${{s}}" []) [ "a.cpp" "b.cpp" ];
+    in mk "relu-${{v}}" [ (mk "relu-${{v}}-link" objects) ];
+in {{ "{first}" = variant "{first}"; "{second}" = variant "{second}"; }}
+"""
+
+
+def test_nix_compiles_every_variants_objects_before_any_link(tmp_path: Path) -> None:
+    """Nix starts the ready derivations in the order of their names; objects are named
+    `<kernel>-obj-<variant>-…` so that one build of several variants compiles all of them
+    before the first link or check, and the short tails run side by side at the end."""
+    first, second = "torch212-cxx11-cpu-x86_64-linux", CPU
+    expr = tmp_path / "two.nix"
+    expr.write_text(TWO_VARIANTS.format(salt=time.time_ns(), first=first, second=second))
+    started: list[str] = []
+
+    def on_event(event: nix.BuildEvent) -> None:
+        if event.kind == "start" and event.drv:
+            started.append(event.drv)
+
+    report = nix.build({first: first, second: second}, nix.NixOptions(max_jobs=1, sandbox=False),
+                       flake_args=["-f", str(expr)], on_event=on_event)
+    assert report.returncode == 0, report.errors
+    steps = [step_of(drv, [first, second]) for drv in started]
+    kinds = [unit.step if unit else "variant" for unit in steps]
+    assert kinds == [Step.OBJECT] * 4 + [Step.LINK, "variant"] * 2 or kinds == [Step.OBJECT] * 4 + [Step.LINK, Step.LINK, "variant", "variant"], started
 
 
 # --- the live table ----------------------------------------------------------------------

@@ -220,3 +220,21 @@ def test_headers_that_pyext_also_ships_stay_inputs_of_every_object(tmp_path: Pat
     )
     assert "torch_binding.h" in found["ext"]  # listed in [torch] src, and a pyext match
     assert found["pkg"] == ["jit.h"]  # the package's header stays; its __init__.py and layers.py do not
+
+
+def test_every_object_sorts_before_every_link_and_variant(tmp_path: Path) -> None:
+    """Nix starts ready derivations in name order (test_object_progress shows it), so the
+    names alone make a build of several variants compile every object before any link."""
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    prepared = prepare_kernel_flake(kernel)
+    names: dict[str, list[str]] = {"objects": [], "tails": []}
+    for variant in ("torch212-cxx11-cpu-x86_64-linux", "torch213-cxx11-cpu-x86_64-linux"):
+        found = nix.eval_json(
+            prepared.installable(f"legacyPackages.x86_64-linux.redistributable.{variant}"),
+            flake_args=[*prepared.flake_args, "--apply",
+                        "d: { objects = map (o: o.name) d.objects; tails = [ d.link.name d.name ]; }"],
+        )
+        assert len(found["objects"]) == 2 and found["tails"] == [f"relu-{variant}-link", f"relu-{variant}"]
+        names["objects"] += found["objects"]
+        names["tails"] += found["tails"]
+    assert max(n.encode() for n in names["objects"]) < min(n.encode() for n in names["tails"]), names

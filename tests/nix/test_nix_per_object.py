@@ -79,12 +79,15 @@ def out_path(kernel: Path, what: str = "redistributable") -> Path:
 
 
 def objects(names: list[str]) -> list[str]:
-    prefix = f"many-{CPU_VARIANT}-obj-"
+    prefix = f"many-obj-{CPU_VARIANT}-"
     return sorted(n.removeprefix(prefix) for n in names if n.startswith(prefix))
 
 
 def others(names: list[str]) -> list[str]:
-    return sorted(n.removeprefix(f"many-{CPU_VARIANT}") or "<variant>" for n in names if "-obj-" not in n)
+    # the kernel's own derivations only: a toolchain part (the driver's Python after an edit
+    # of kernel_builder) may build in the same run
+    return sorted(n.removeprefix(f"many-{CPU_VARIANT}") or "<variant>" for n in names
+                  if n.startswith(f"many-{CPU_VARIANT}"))
 
 
 ALL_OBJECTS = sorted([*(source_name(k).replace("/", "-") for k in range(UNITS)), "torch-ext-torch_binding.cpp"])

@@ -13,8 +13,13 @@
 #
 # Which sources are units is known here without the plan (this backend's [torch].src and
 # [kernel.*].src with a compiled extension), so evaluation builds nothing; the link refuses
-# a plan whose units differ. Objects are named <kernel>-<variant>-obj-<source, / as ->:
-# `kernel-builder build` counts them from Nix's output by that `-obj-`.
+# a plan whose units differ. Objects are named <kernel>-obj-<variant>-<source, / as ->:
+# `kernel-builder build` counts them from Nix's output by that `-obj-<variant>-`. The name
+# also orders the work: Nix starts the derivations that are ready in the order of their
+# names, and `<kernel>-obj-` sorts before every `<kernel>-torch…` link and variant, so every
+# variant's objects are compiled before any link or check starts (the longest remaining
+# path first); the links and checks, which are short, then run side by side at the end
+# instead of the last variant's alone on one core.
 #
 # Type: { pure; path; config; variant; backend; system; src; pythonSrc; toolchain; kernel; extraAttrs }
 #       -> the variant derivation (variant.nix), with passthru-like attrs plan, objects, link
@@ -85,7 +90,7 @@ let
     uniqueId = kernel.uniqueId;
   });
   objectOf = rel: derivation (common // {
-    name = "${config.name}-${variant}-obj-${sanitize rel}";
+    name = "${config.name}-obj-${variant}-${sanitize rel}";
     step = "object";
     inherit plan headers;
     unit = rel;

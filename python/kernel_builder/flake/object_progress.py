@@ -43,9 +43,11 @@ def step_of(path: str | None, variants: Sequence[str]) -> Unit | None:
     """The step of one of ``variants`` that the derivation (``.drv``) or output ``path`` is.
 
     The per-object derivations of nix/lib/builders are named ``<kernel>-<variant>-plan``,
-    ``<kernel>-<variant>-obj-<sanitized relative source>`` and ``<kernel>-<variant>-link``;
-    this is the one function that reads that rule (the longest matching variant wins, as in
-    ``nix.target_of``). ``None`` for anything else, the variant derivation included.
+    ``<kernel>-obj-<variant>-<sanitized relative source>`` (``obj-`` first, so that Nix,
+    which starts ready derivations in name order, compiles objects before links and checks)
+    and ``<kernel>-<variant>-link``; this is the one function that reads that rule (the
+    longest matching variant wins, as in ``nix.target_of``). ``None`` for anything else, the
+    variant derivation included.
     """
     if not path:
         return None
@@ -54,7 +56,7 @@ def step_of(path: str | None, variants: Sequence[str]) -> Unit | None:
         for step in (Step.PLAN, Step.LINK):
             if name.endswith(f"-{variant}-{step.value}"):
                 return Unit(variant, step)
-        marker = f"-{variant}-{Step.OBJECT.value}-"
+        marker = f"-{Step.OBJECT.value}-{variant}-"
         if marker in name and name.split(marker, 1)[1]:
             return Unit(variant, Step.OBJECT, name.split(marker, 1)[1])
     return None
