@@ -16,10 +16,11 @@
 # a plan whose units differ. Objects are named <kernel>-obj-<variant>-<source, / as ->:
 # `kernel-builder build` counts them from Nix's output by that `-obj-<variant>-`. The name
 # also orders the work: Nix starts the derivations that are ready in the order of their
-# names, and `<kernel>-obj-` sorts before every `<kernel>-torch…` link and variant, so every
-# variant's objects are compiled before any link or check starts (the longest remaining
-# path first); the links and checks, which are short, then run side by side at the end
-# instead of the last variant's alone on one core.
+# names, and `<kernel>-obj-` sorts before every `<kernel>-torch…` link and variant, so a
+# build of a kernel's variants compiles the objects that are ready before any link or check
+# starts (the longest remaining path first); the links and checks, which are short, then
+# run side by side at the end instead of the last variant's alone on one core. Names sort
+# by kernel first, so across kernels this holds per kernel only.
 #
 # Type: { pure; path; config; variant; backend; system; src; pythonSrc; toolchain; kernel; extraAttrs }
 #       -> the variant derivation (variant.nix), with passthru-like attrs plan, objects, link
