@@ -126,3 +126,39 @@ def test_a_variant_is_said_to_build_where_its_first_part_builds(machine: str, sa
     tracker.on_event(nix.BuildEvent("log", drv="/nix/store/x-k-v-plan.drv", text="planning", machine=machine, target="v"))
     assert [line for _, line in recorder.lines] == [said]
     assert rows["v"].status is RowStatus.BUILDING
+
+
+def test_the_roots_of_a_deleted_kernel_directory_are_dropped_by_the_next_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Builds in scratch directories (test runs, CI clones) once kept their outputs rooted
+    forever; a full disk ended a CI run. The next build drops the roots of deleted kernels."""
+    monkeypatch.setenv("KERNEL_BUILDER_STATE_DIR", str(tmp_path / "state"))
+    expr = tmp_path / "drvs.nix"
+    expr.write_text(DERIVATIONS.format(salt=time.time_ns(), fail_sleep=0, ok_sleep=0))
+    gone, kept = tmp_path / "scratch" / "relu", tmp_path / "kept" / "relu"
+    gone.mkdir(parents=True)
+    kept.mkdir(parents=True)
+
+    def build_in(kernel: Path) -> str:
+        link = flake_build._gcroot(kernel)
+        report = nix.build({"ok": "ok"}, nix.NixOptions(max_jobs=1), flake_args=["-f", str(expr)], out_link=str(link))
+        assert os.readlink(link) == report.outputs["ok"]
+        return report.outputs["ok"]
+
+    def dead() -> set[str]:
+        listed = subprocess.run(["nix-store", "--gc", "--print-dead"], capture_output=True, text=True, check=True)
+        return set(listed.stdout.split())
+
+    output = build_in(gone)
+    assert output not in dead()  # rooted while its kernel directory exists
+    build_in(kept)
+    assert output not in dead()
+    roots = tmp_path / "state" / "gcroots"
+    assert len(list(roots.glob("*/result"))) == 2
+
+    gone.rmdir()
+    expr.write_text(DERIVATIONS.format(salt=time.time_ns(), fail_sleep=0, ok_sleep=0))  # another output
+    other = build_in(kept)
+    assert [p.parent.name for p in roots.glob("*/result")] == [kept.as_posix().strip("/").replace("/", "_")]
+    assert output in dead() and other not in dead()

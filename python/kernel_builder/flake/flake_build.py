@@ -278,12 +278,37 @@ def _ask_caches(installables: Sequence[str], flake: KernelFlake, options: nix.Ni
 
 
 def _gcroot(kernel_dir: Path) -> Path:
-    """Where this run's outputs are kept alive (only the latest run's)."""
-    gcroot = state_dir() / "gcroots" / kernel_dir.as_posix().strip("/").replace("/", "_") / "result"
+    """Where this run's outputs are kept alive (only the latest run's).
+
+    Each root directory records the kernel directory it keeps (``kernel-dir``); the roots of
+    kernel directories that no longer exist are dropped here, so builds in directories
+    deleted since (scratch copies, test runs) do not keep their outputs in the store forever.
+    """
+    roots = state_dir() / "gcroots"
+    _drop_roots_of_deleted_kernels(roots)
+    gcroot = roots / kernel_dir.as_posix().strip("/").replace("/", "_") / "result"
     gcroot.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(gcroot.parent / "kernel-dir", str(kernel_dir.resolve()))
     for old in gcroot.parent.glob("result*"):
         old.unlink()
     return gcroot
+
+
+def _drop_roots_of_deleted_kernels(roots: Path) -> None:
+    """Remove build roots whose recorded kernel directory is gone (toolchain roots have none)."""
+    for recorded in roots.glob("*/kernel-dir"):
+        try:
+            if Path(recorded.read_text()).is_dir():
+                continue
+        except OSError:
+            continue
+        for link in recorded.parent.glob("result*"):
+            link.unlink(missing_ok=True)
+        recorded.unlink(missing_ok=True)
+        try:
+            recorded.parent.rmdir()
+        except OSError:
+            pass
 
 
 def _install(build_dir: Path, rows: dict[str, VariantRow], outputs: Mapping[str, str]) -> None:
