@@ -115,6 +115,8 @@ def plan_compile(
     sources: list[str] = []
     options: dict[str, tuple[str, ...]] = {}
     includes: list[str] = [(scratch_dir / "include").as_posix()]
+    if (source_dir / "csrc").is_dir():  # the reference builder puts csrc/ on every source's path
+        includes.append((source_dir / "csrc").as_posix())
     for rel in framework.src:
         if rel.endswith(_COMPILED):
             sources.append(_abs(source_dir, rel))
