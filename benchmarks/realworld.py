@@ -20,9 +20,10 @@ This is a benchmark, not a test: a full sweep takes hours on two cores, so build
 at a time with one compile job (``-j 1 --cores 1``); ``--jobs 2`` lets Nix run two compile
 steps at once when the machine is the sweep's alone. ``--kernels`` picks a few, ``--only``
 some of the groups (``noarch``, ``cpu``, ``cuda``: the cheap ones first), ``--timeout``
-bounds each build.
+bounds each build, ``--torch`` keeps the arch variants of some torch versions (the large
+CUDA kernels take hours a variant here).
 
-Run: .venv/bin/python benchmarks/realworld.py KC_DIR [--kernels relu,rmsnorm] [--only noarch,cpu] [--jobs 2] [--timeout 1800]
+Run: .venv/bin/python benchmarks/realworld.py KC_DIR [--kernels relu,rmsnorm] [--only noarch,cpu] [--torch 2.13] [--jobs 2] [--timeout 1800]
 KC_DIR is a work tree, or a bare git repository (``fetch`` gives one): its HEAD is
 exported to a temporary directory first, as are work trees, so the checkout stays clean.
 """
@@ -93,8 +94,10 @@ def group(variant: dict) -> str:
     return "noarch" if variant["kind"] == "noarch" else variant["backend"]
 
 
-def wanted(variant: dict, only: frozenset[str] = GROUPS) -> bool:
+def wanted(variant: dict, only: frozenset[str] = GROUPS, torch: frozenset[str] = frozenset()) -> bool:
     if not variant.get("local") or group(variant) not in only:
+        return False
+    if torch and variant["kind"] != "noarch" and variant.get("torch") not in torch:
         return False
     if variant["kind"] == "noarch":
         return variant["backend"] in KEPT_BACKENDS
@@ -135,7 +138,7 @@ def load_check(kernel: Path) -> str:
 
 def sweep_one(
     kernel: Path, capability: str, timeout: float, with_tests: bool, dry_run: bool = False, only: frozenset[str] = GROUPS,
-    jobs: int = 1,
+    jobs: int = 1, torch: frozenset[str] = frozenset(),
 ) -> Row:
     row = Row(kernel.name)
     done = run([*CLI, "check-config", str(kernel)])
@@ -147,7 +150,7 @@ def sweep_one(
     if listed.returncode != 0:
         row.reason = last_line(listed.stderr)
         return row
-    variants = [v for v in json.loads(listed.stdout) if wanted(v, only)]
+    variants = [v for v in json.loads(listed.stdout) if wanted(v, only, torch)]
     row.buildable = len(variants)
     if dry_run:
         row.reason = " ".join(v["name"] for v in variants)
@@ -207,9 +210,11 @@ def main() -> None:
     parser.add_argument("--no-tests", action="store_true", help="skip the kernels' own tests")
     parser.add_argument("--only", default=",".join(sorted(GROUPS)), help="variant groups to build: noarch, cpu, cuda (comma-separated)")
     parser.add_argument("--jobs", type=int, default=1, help="nix -j: derivations built at once (default 1: a shared machine)")
+    parser.add_argument("--torch", default="", help="comma-separated torch versions of the arch variants to build, e.g. 2.13 (default: all; a large CUDA kernel's variants differ only in torch's headers)")
     parser.add_argument("--dry-run", action="store_true", help="only check-config and list what would be built")
     args = parser.parse_args()
     picked = {k for k in args.kernels.split(",") if k}
+    torch = frozenset(t for t in args.torch.split(",") if t)
     only = frozenset(g for g in args.only.split(",") if g)
     if not only <= GROUPS:
         parser.error(f"--only: unknown group(s) {', '.join(sorted(only - GROUPS))}; expected {', '.join(sorted(GROUPS))}")
@@ -218,7 +223,7 @@ def main() -> None:
         kernels = sorted(p.parent for p in tree.glob("*/build.toml") if not picked or p.parent.name in picked)
         rows = []
         for kernel in kernels:
-            row = sweep_one(kernel, args.cuda_capability, args.timeout, not args.no_tests, args.dry_run, only, args.jobs)
+            row = sweep_one(kernel, args.cuda_capability, args.timeout, not args.no_tests, args.dry_run, only, args.jobs, torch)
             rows.append(row)
             print(f"{row.kernel:28} config={row.config:5} built={row.built}/{row.buildable} loaded={row.loaded:5} "
                   f"tests={row.tests:9} {row.seconds:6.0f}s {row.reason}", flush=True)
