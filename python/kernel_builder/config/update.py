@@ -61,24 +61,24 @@ class Update:
         return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
 
 
-def _insert_after(table: Any, after: str, key: str, value: Any) -> bool:
+def _insert_after(table: Table | InlineTable, after: str, key: str, value: Any) -> None:
     """Insert ``key = value`` right after ``after`` in a tomlkit table, same indent.
 
-    Returns False when the table is not a plain (or inline) table, e.g. dotted keys.
+    tomlkit has no public insert: this uses ``Container._insert_at`` (tomlkit 0.15.3 removed
+    the ``_insert_after`` this once used, and the key was silently not added). Whatever
+    tomlkit's internals do, the key is added: at the end of the table if inserting fails.
     """
-    container = getattr(table, "value", None)
-    if not isinstance(table, (Table, InlineTable)) or not hasattr(container, "_insert_after"):
-        return False
+    container = table.value
     item = tomlkit.item(value)
     if after in table:
         item.trivia.indent = container.item(after).trivia.indent
+        at = [i for i, (name, _) in enumerate(container.body) if name is not None and name.key == after]
         try:
-            container._insert_after(after, key, item)
-            return True
-        except Exception:  # tomlkit internals changed: fall back to appending
+            container._insert_at(at[-1] + 1, key, item)
+            return
+        except Exception:  # the last key, or tomlkit internals changed: append
             pass
     table.add(key, item)
-    return True
 
 
 def _insert_line_after(text: str, location: tuple[int, int], key: str, value: int) -> str:
