@@ -55,7 +55,9 @@ def _start(tmp_path: Path, script: str) -> tuple[subprocess.Popen[str], int]:
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_to_the_parent_alone_stops_the_child_and_is_waited_for(tmp_path: Path, sig: signal.Signals) -> None:
     # The child takes a moment to clean up on SIGTERM/SIGINT: the parent must wait for it.
-    script = (f"echo $$ > {tmp_path}/pid; trap 'sleep 1; echo done > {tmp_path}/cleaned; exit 1' TERM INT; "
+    # The pid is written once the trap is set: a signal before it killed sh outright and left
+    # its `sleep 60` (which ignores SIGINT) behind, a 30 s hang seen once in CI.
+    script = (f"trap 'sleep 1; echo done > {tmp_path}/cleaned; exit 1' TERM INT; echo $$ > {tmp_path}/pid; "
               "sleep 60 & wait")
     parent, child = _start(tmp_path, script)
     assert os.getpgid(child) == child != os.getpgid(parent.pid)  # its own process group
