@@ -28,6 +28,29 @@ except _children.Interrupted as exc:
 """
 
 
+# The parent signals itself the moment its child exists, inside the spawn: the window in which
+# kernel-builder once had no handler yet, so a SIGINT became a KeyboardInterrupt (exit 1, a
+# traceback) and the child was never stopped and waited for.
+PARENT_SIGNALLED_IN_THE_SPAWN = """
+import os, signal, subprocess, sys
+from kernel_builder import _children
+
+class SignalledAtSpawn(subprocess.Popen):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        with open(sys.argv[2]) as fifo:  # the child's trap is set once it wrote its pid
+            fifo.read()
+        os.kill(os.getpid(), int(sys.argv[3]))
+
+_children.subprocess.Popen = SignalledAtSpawn
+try:
+    _children.run(["sh", "-c", sys.argv[1]])
+except _children.Interrupted as exc:
+    print(exc, flush=True)
+    sys.exit(exc.exit_code)
+"""
+
+
 def _wait_for(path: Path, timeout: float = 20) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -72,6 +95,19 @@ def test_a_signal_to_the_parent_alone_stops_the_child_and_is_waited_for(tmp_path
     while time.monotonic() < deadline and any(_pgid(p) == child for p in _pids()):
         time.sleep(0.05)
     assert not any(_pgid(p) == child for p in _pids())
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_in_the_middle_of_the_spawn_is_forwarded_too(tmp_path: Path, sig: signal.Signals) -> None:
+    pid_file = tmp_path / "pid"
+    os.mkfifo(pid_file)  # the parent's open blocks until the child has set its trap and writes
+    script = (f"trap 'sleep 1; echo done > {tmp_path}/cleaned; exit 1' TERM INT; echo $$ > {pid_file}; "
+              "sleep 60 & wait")
+    parent = subprocess.run([sys.executable, "-c", PARENT_SIGNALLED_IN_THE_SPAWN, script, str(pid_file), str(int(sig))],
+                            capture_output=True, text=True, timeout=30, env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)})
+    assert parent.returncode == 128 + sig, parent.stderr
+    assert f"interrupted by {sig.name}" in parent.stdout
+    assert (tmp_path / "cleaned").read_text().strip() == "done"  # stopped, and waited for
 
 
 def test_a_sigkilled_parent_takes_its_child_along(tmp_path: Path) -> None:

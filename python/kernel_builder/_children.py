@@ -23,7 +23,7 @@ from typing import Any
 
 from kernel_builder.errors import KernelBuilderError
 
-__all__ = ["Interrupted", "forwarding", "popen", "run"]
+__all__ = ["Interrupted", "popen", "run", "supervised"]
 
 _FORWARDED = (signal.SIGINT, signal.SIGTERM)
 _PR_SET_PDEATHSIG = 1
@@ -63,37 +63,63 @@ def _reap_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
+class _Forwarder:
+    """The SIGINT/SIGTERM handler: records each signal and sends it on to the child's group.
+    A signal that comes before the child exists (in the middle of the spawn) is sent as soon
+    as it does; each one is sent once."""
+
+    def __init__(self) -> None:
+        self.received: list[int] = []
+        self.proc: subprocess.Popen[Any] | None = None
+        self._sent = 0
+
+    def __call__(self, signum: int, _frame: object) -> None:
+        self.received.append(signum)
+        self.send_pending()
+
+    def attach(self, proc: subprocess.Popen[Any]) -> None:
+        self.proc = proc
+        self.send_pending()
+
+    def send_pending(self) -> None:
+        if self.proc is None:
+            return
+        while self._sent < len(self.received):
+            signum = self.received[self._sent]
+            self._sent += 1  # before the kill: a handler that runs in between sends only what is left
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signum)
+            if self._sent == 1:
+                threading.Thread(target=_reap_group, args=(self.proc.pid,), daemon=True).start()
+
+
 @contextlib.contextmanager
-def forwarding(proc: subprocess.Popen[Any]) -> Iterator[list[int]]:
-    """While the block runs, SIGINT/SIGTERM go to ``proc``'s process group; the list holds the
-    signals received. On exit the previous handlers come back. Off the main thread (where
-    Python cannot set handlers) it only yields."""
-    received: list[int] = []
+def supervised(argv: Sequence[str], **kwargs: Any) -> Iterator[subprocess.Popen[Any]]:
+    """Start ``argv`` as ``popen`` does and yield it; from before the spawn until the block
+    ends, SIGINT/SIGTERM go to the child's process group (the handlers are in place first, so
+    no signal falls between the spawn and the forwarding). The block should wait for the
+    child; then, if a signal came, ``Interrupted`` is raised. The previous handlers come back
+    on exit. Off the main thread (where Python cannot set handlers) it only starts the child."""
     if threading.current_thread() is not threading.main_thread():
-        yield received
+        yield popen(argv, **kwargs)
         return
-
-    def forward(signum: int, _frame: object) -> None:
-        received.append(signum)
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(proc.pid, signum)
-        if len(received) == 1:
-            threading.Thread(target=_reap_group, args=(proc.pid,), daemon=True).start()
-
-    previous = {sig: signal.signal(sig, forward) for sig in _FORWARDED}
+    forwarder = _Forwarder()
+    previous = {sig: signal.signal(sig, forwarder) for sig in _FORWARDED}
     try:
-        yield received
+        proc = popen(argv, **kwargs)
+        forwarder.attach(proc)
+        yield proc
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    if forwarder.received:
+        raise Interrupted(forwarder.received[0], list(argv))
 
 
 def run(argv: Sequence[str], *, cwd: Any = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     """``subprocess.run(argv, capture_output=True, text=True)`` with the child in its own
     process group; SIGINT/SIGTERM are forwarded, waited for, then raised as ``Interrupted``."""
-    proc = popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    with forwarding(proc) as received:
+    with supervised(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    text=True) as proc:
         stdout, stderr = proc.communicate()
-    if received:
-        raise Interrupted(received[0], list(argv))
     return subprocess.CompletedProcess(list(argv), proc.returncode, stdout, stderr)

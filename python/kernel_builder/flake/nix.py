@@ -17,7 +17,7 @@ import subprocess
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 from urllib.parse import quote
 
 import attrs
@@ -396,7 +396,6 @@ def build(
     keys = list(targets)
     link = ["--out-link", out_link] if out_link else ["--no-link"]
     argv = nix_argv("build", "--json", "--log-format", "internal-json", *options.argv(), *link, *flake_args, *targets.values())
-    proc = _children.popen(argv, cwd=cwd, env=options.env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     ids: dict[str, str] = {}
     logs: dict[str, list[str]] = {}
     failed: list[str] = []
@@ -408,9 +407,8 @@ def build(
     untrusted: list[tuple[str, str]] = []
     builds_activity: list[str] = []
 
-    def pump() -> None:
-        assert proc.stderr is not None
-        for raw in proc.stderr:
+    def pump(stderr: IO[str]) -> None:
+        for raw in stderr:
             event = parse_log_line(raw.rstrip("\n"))
             if event is None:
                 continue
@@ -457,15 +455,15 @@ def build(
                     target = part_owner(where, keys)
                 on_event(attrs.evolve(event, target=target))
 
-    reader = threading.Thread(target=pump, daemon=True)
-    reader.start()
-    assert proc.stdout is not None
-    with _children.forwarding(proc) as received:  # SIGINT/SIGTERM stop nix too, and we wait for it
+    # SIGINT/SIGTERM stop nix too, and we wait for it (then _children.Interrupted is raised)
+    with _children.supervised(argv, cwd=cwd, env=options.env(), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True) as proc:
+        assert proc.stdout is not None and proc.stderr is not None
+        reader = threading.Thread(target=pump, args=(proc.stderr,), daemon=True)
+        reader.start()
         stdout = proc.stdout.read()
         proc.wait()
         reader.join()
-    if received:
-        raise _children.Interrupted(received[0], argv)
     failed_keys = sorted({key for key in (target_of(drv, keys) or part_owner(drv, keys) for drv in failed)
                           if key is not None})
     outputs = _outputs(stdout, keys) if proc.returncode == 0 else {}
