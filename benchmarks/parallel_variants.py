@@ -19,11 +19,12 @@ serial part can be read off. Where the time goes (per-object builds, this 2-core
 - nix itself is not the serial part: a derivation starts within 0.1 s of the one before
   finishing, and the plans are not rebuilt (salting edits sources, not their names).
 - Nix 2.8 starts ready derivations in the order of their names. Objects are named
-  `<kernel>-obj-<variant>-…` so that a kernel's objects come before its links and variant
-  steps (docs/nix.md, "Objects first"). Names sort by kernel first, though, so relu's links
-  and variant steps still come before relu-twin's objects, and relu-twin's last object and
-  tail run with the other core idle (measured: 1.63 and 1.69, with ~17 s of one-core time
-  at the end of the -j 2 run).
+  `0-obj-<kernel>-<variant>-…`, before every kernel's name, so that all objects of both
+  kernels come before any link or variant step (docs/nix.md, "Objects first"). While they
+  were named `<kernel>-obj-…`, relu's links and variant steps came before relu-twin's
+  objects, and relu-twin's last object and tail ran with the other core idle (measured:
+  1.63, 1.69 and 1.70, with 5 s of one object alone and 3 s of its link and check at the
+  end of a 39 s -j 2 run).
 - two compiles at once are slower than one here: torch_binding.cpp takes 10-14 s alone and
   17-22 s beside another compile when the host is busy. Between runs minutes apart the
   ratio moved from 1.79 to 1.32 with the -j 1 time unchanged (86.7 s, 86.5 s): the host's

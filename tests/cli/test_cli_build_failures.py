@@ -111,11 +111,11 @@ def test_each_failed_variant_shows_its_first_real_error_and_commands_that_work(t
     assert f"3 variant(s): 1 built, 2 failed; results in {kernel / 'build'}\n" in err
 
     # 4. the whole log is kept, and the printed `nix log` command works as pasted
-    saved = re.search(rf"whole log \((\d+) lines\): (\S+obj-{CPU213}-torch-ext-torch_binding\.cpp\.log)", err)  # the failed object's
+    saved = re.search(rf"whole log \((\d+) lines\): (\S+0-obj-relu-{CPU213}-torch-ext-torch_binding\.cpp\.log)", err)  # the failed object's
     assert saved, err
     text = Path(saved.group(2)).read_text()
     assert text.count("noisy warning 0 of") >= 1 and "cutlass/cutlass.h: No such file or directory" in text
-    command = re.search(rf"or: (nix --extra-experimental-features nix-command log /nix/store/\S+-relu-obj-{CPU213}-torch-ext-torch_binding\.cpp\.drv)", err)
+    command = re.search(rf"or: (nix --extra-experimental-features nix-command log /nix/store/\S+-0-obj-relu-{CPU213}-torch-ext-torch_binding\.cpp\.drv)", err)
     assert command, err
     plain = {k: v for k, v in env.items() if k != "NIX_CONFIG"}
     shown = subprocess.run(["bash", "-c", command.group(1)], capture_output=True, text=True, env=plain, timeout=120)

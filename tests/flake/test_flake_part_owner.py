@@ -10,9 +10,10 @@ CPU = KEYS[0]
 
 
 def test_parts_name_their_variant() -> None:
-    parts = (f"{CPU}-plan", f"{CPU}-link", f"obj-{CPU}-relu_cpu-relu_cpu.cpp", f"obj-{CPU}-torch-ext-torch_binding.cpp")
+    parts = (f"relu-{CPU}-plan", f"relu-{CPU}-link", f"0-obj-relu-{CPU}-relu_cpu-relu_cpu.cpp",
+             f"0-obj-relu-{CPU}-torch-ext-torch_binding.cpp")
     for part in parts:
-        drv = f"/nix/store/{'a' * 32}-relu-{part}.drv"
+        drv = f"/nix/store/{'a' * 32}-{part}.drv"
         assert part_owner(drv, KEYS) == CPU
         assert target_of(drv, KEYS) is None  # a part is never the variant's own derivation
 

@@ -24,8 +24,8 @@ from remote_support import LoopbackRemote, free_port, start_remote
 
 CPU213 = "torch213-cxx11-cpu-x86_64-linux"
 # relu's CPU variant is built per object (docs/nix.md): these derivations make its module
-RELU_PARTS = sorted(f"relu-{part}" for part in (f"{CPU213}-plan", f"obj-{CPU213}-relu_cpu-relu_cpu.cpp",
-                                                 f"obj-{CPU213}-torch-ext-torch_binding.cpp", f"{CPU213}-link"))
+RELU_PARTS = sorted((f"relu-{CPU213}-plan", f"0-obj-relu-{CPU213}-relu_cpu-relu_cpu.cpp",
+                     f"0-obj-relu-{CPU213}-torch-ext-torch_binding.cpp", f"relu-{CPU213}-link"))
 LOAD_RELU = """
 import json, torch
 from pathlib import Path

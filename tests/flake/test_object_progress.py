@@ -31,16 +31,17 @@ def _drv(name: str, digest: str = "0" * 32) -> str:
 def test_step_of_reads_plan_object_and_link_names_of_each_variant() -> None:
     assert step_of(_drv(f"relu-{CPU}-plan"), VARIANTS) == Unit(CPU, Step.PLAN)
     assert step_of(_drv(f"relu-{CPU}-link"), VARIANTS) == Unit(CPU, Step.LINK)
-    assert step_of(_drv(f"relu-obj-{CPU}-relu_cpu_relu_cpu.cpp"), VARIANTS) == Unit(CPU, Step.OBJECT, "relu_cpu_relu_cpu.cpp")
+    assert step_of(_drv(f"0-obj-relu-{CPU}-relu_cpu_relu_cpu.cpp"), VARIANTS) == Unit(CPU, Step.OBJECT, "relu_cpu_relu_cpu.cpp")
     # an output path (no .drv) and a kernel name with dashes
-    assert step_of(f"/nix/store/{'1' * 32}-my-kernel-obj-{CPU}-a.cpp", VARIANTS) == Unit(CPU, Step.OBJECT, "a.cpp")
+    assert step_of(f"/nix/store/{'1' * 32}-0-obj-my-kernel-{CPU}-a.cpp", VARIANTS) == Unit(CPU, Step.OBJECT, "a.cpp")
     # the variant derivation itself, another variant's, and unrelated derivations are not steps
     assert step_of(_drv(f"relu-{CPU}"), VARIANTS) is None
-    assert step_of(_drv("relu-obj-torch212-cxx11-cpu-x86_64-linux-a.cpp"), VARIANTS) is None
+    assert step_of(_drv("0-obj-relu-torch212-cxx11-cpu-x86_64-linux-a.cpp"), VARIANTS) is None
     assert step_of(_drv("python3-3.11-env"), VARIANTS) is None
-    assert step_of(_drv(f"relu-obj-{CPU}-"), VARIANTS) is None  # an object names its source
-    # the naming rule before objects sorted first is no object
+    assert step_of(_drv(f"0-obj-relu-{CPU}-"), VARIANTS) is None  # an object names its source
+    # the naming rules before objects sorted first are no object
     assert step_of(_drv(f"relu-{CPU}-obj-a.cpp"), VARIANTS) is None
+    assert step_of(_drv(f"relu-obj-{CPU}-a.cpp"), VARIANTS) is None
     assert step_of(None, VARIANTS) is None
 
 
@@ -57,7 +58,7 @@ def test_step_of_prefers_the_longest_variant_name() -> None:
 def test_counts_say_planning_then_compiling_k_of_n_then_linking() -> None:
     counts = ObjectCounts()
     plan, link = Unit(CPU, Step.PLAN), Unit(CPU, Step.LINK)
-    objects = [(Unit(CPU, Step.OBJECT, s), _drv(f"relu-obj-{CPU}-{s}")) for s in ("a.cpp", "b.cpp", "c.cpp")]
+    objects = [(Unit(CPU, Step.OBJECT, s), _drv(f"0-obj-relu-{CPU}-{s}")) for s in ("a.cpp", "b.cpp", "c.cpp")]
     assert counts.phase() is None
     counts.start(plan, _drv(f"relu-{CPU}-plan"))
     assert counts.phase() == "planning"
@@ -158,8 +159,8 @@ def _replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stream: Stream, row
 
 
 def test_a_replayed_stream_shows_compiling_k_of_n_per_variant_then_linking(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    cpu = {s: _drv(f"relu-obj-{CPU}-{s}", f"{i:032d}") for i, s in enumerate(("a.cpp", "b.cpp", "c.cpp"))}
-    noarch = {"x.cpp": _drv(f"relu-obj-{CPU_SHORT}-x.cpp", "7" * 32)}
+    cpu = {s: _drv(f"0-obj-relu-{CPU}-{s}", f"{i:032d}") for i, s in enumerate(("a.cpp", "b.cpp", "c.cpp"))}
+    noarch = {"x.cpp": _drv(f"0-obj-relu-{CPU_SHORT}-x.cpp", "7" * 32)}
     stream = Stream()
     stream.start(1, _drv(f"relu-{CPU}-plan", "8" * 32))
     stream.log(1, "planning")
@@ -188,7 +189,7 @@ def test_a_replayed_stream_shows_compiling_k_of_n_per_variant_then_linking(tmp_p
 
 
 def test_a_failed_object_fails_its_variant_with_that_objects_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    a, b = (_drv(f"relu-obj-{CPU}-{s}", d * 32) for s, d in (("a.cpp", "1"), ("b.cpp", "2")))
+    a, b = (_drv(f"0-obj-relu-{CPU}-{s}", d * 32) for s, d in (("a.cpp", "1"), ("b.cpp", "2")))
     stream = Stream()
     stream.start(10, a)
     stream.log(10, "a.cpp:3:1: warning: unused")
@@ -214,7 +215,7 @@ let
     inherit name deps; system = "x86_64-linux"; builder = "/bin/sh"; salt = "{salt}";
     args = [ "-c" "echo compiling $name; /bin/sleep 1; echo x > $out" ];
   }};
-  objects = map (s: mk "relu-obj-{variant}-${{s}}" []) [ "a.cpp" "b.cpp" "c.cpp" ];
+  objects = map (s: mk "0-obj-relu-{variant}-${{s}}" []) [ "a.cpp" "b.cpp" "c.cpp" ];
   link = mk "relu-{variant}-link" objects;
 in {{ "{variant}" = mk "relu-{variant}" [ link ]; }}
 """
@@ -241,7 +242,7 @@ let
     inherit name deps; system = "x86_64-linux"; builder = "/bin/sh"; salt = "{salt}";
     args = [ "-c" "echo x > $out" ];
   }};
-  variant = v: let objects = map (s: mk "relu-obj-${{v}}-${{s}}" []) [ "a.cpp" "b.cpp" ];
+  variant = v: let objects = map (s: mk "0-obj-relu-${{v}}-${{s}}" []) [ "a.cpp" "b.cpp" ];
     in mk "relu-${{v}}" [ (mk "relu-${{v}}-link" objects) ];
 in {{ "{first}" = variant "{first}"; "{second}" = variant "{second}"; }}
 """
@@ -249,7 +250,7 @@ in {{ "{first}" = variant "{first}"; "{second}" = variant "{second}"; }}
 
 def test_nix_compiles_every_variants_objects_before_any_link(tmp_path: Path) -> None:
     """Nix starts the ready derivations in the order of their names; objects are named
-    `<kernel>-obj-<variant>-…` so that one build of several variants compiles all of them
+    `0-obj-<kernel>-<variant>-…` so that one build of several variants compiles all of them
     before the first link or check, and the short tails run side by side at the end."""
     first, second = "torch212-cxx11-cpu-x86_64-linux", CPU
     expr = tmp_path / "two.nix"
@@ -268,6 +269,38 @@ def test_nix_compiles_every_variants_objects_before_any_link(tmp_path: Path) -> 
     objects_first = [Step.OBJECT] * 4
     tails = ([Step.LINK, "variant"] * 2, [Step.LINK, Step.LINK, "variant", "variant"])  # as the links end
     assert kinds in (objects_first + tails[0], objects_first + tails[1]), started
+
+
+TWO_KERNELS = """
+let
+  mk = name: deps: derivation {{
+    inherit name deps; system = "x86_64-linux"; builder = "/bin/sh"; salt = "{salt}";
+    args = [ "-c" "echo x > $out" ];
+  }};
+  kernel = k: let objects = map (s: mk "0-obj-${{k}}-{variant}-${{s}}" []) [ "a.cpp" "b.cpp" ];
+    in mk "${{k}}-{variant}" [ (mk "${{k}}-{variant}-link" objects) ];
+in {{ relu = kernel "relu"; relu-twin = kernel "relu-twin"; }}
+"""
+
+
+def test_nix_compiles_every_kernels_objects_before_any_link(tmp_path: Path) -> None:
+    """The same across kernels built together: `relu-torch…-link` sorts before
+    `relu-twin-…`, so with the kernel's name first relu's link and check ran before
+    relu-twin's objects, and relu-twin's last object and tail alone at the end
+    (benchmarks/parallel_variants.py)."""
+    expr = tmp_path / "two-kernels.nix"
+    expr.write_text(TWO_KERNELS.format(salt=time.time_ns(), variant=CPU))
+    started: list[str] = []
+
+    def on_event(event: nix.BuildEvent) -> None:
+        if event.kind == "start" and event.drv:
+            started.append(event.drv)
+
+    report = nix.build({"relu": "relu", "relu-twin": "relu-twin"}, nix.NixOptions(max_jobs=1, sandbox=False),
+                       flake_args=["-f", str(expr)], on_event=on_event)
+    assert report.returncode == 0, report.errors
+    kinds = [unit.step if unit else "variant" for unit in (step_of(drv, [CPU]) for drv in started)]
+    assert kinds[:4] == [Step.OBJECT] * 4 and Step.OBJECT not in kinds[4:] and len(kinds) == 8, started
 
 
 # --- the live table ----------------------------------------------------------------------

@@ -141,7 +141,7 @@ def test_cpu_only_edit_rebuilds_only_cpu_variants(relu: Path, env: dict[str, str
     # per object (docs/nix.md): the edited source's object, the link and the variant, per CPU variant
     assert sorted(Path(p).name.split("-", 1)[1] for p in stale) == sorted(
         name for v in PINNED_RELU_CPU
-        for name in (f"relu-{v}.drv", f"relu-{v}-link.drv", f"relu-obj-{v}-relu_cpu-relu_cpu.cpp.drv"))
+        for name in (f"relu-{v}.drv", f"relu-{v}-link.drv", f"0-obj-relu-{v}-relu_cpu-relu_cpu.cpp.drv"))
 
 
 @pytest.mark.timeout(600)
@@ -208,7 +208,7 @@ def test_failed_variant_shows_its_first_error_and_keeps_the_others(tmp_path: Pat
     assert "relu_cpu.cpp" in done.stderr and "this is not C++" in done.stderr  # the first error, with its excerpt
     # the log to read is the failed object's (per object: docs/nix.md)
     assert "nix --extra-experimental-features nix-command log /nix/store/" in done.stderr
-    assert f"relu-obj-{CPU213}-relu_cpu-relu_cpu.cpp.drv" in done.stderr
+    assert f"0-obj-relu-{CPU213}-relu_cpu-relu_cpu.cpp.drv" in done.stderr
 
 
 @pytest.mark.timeout(600)

@@ -16,6 +16,7 @@ from kernel_builder.config import load
 from kernel_builder.errors import NixError
 from kernel_builder.flake import nix
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
+from kernel_builder.flake.object_progress import step_of
 from kernel_builder.variants.buildsets import load_build_sets
 from nix_support import copy_kernel, environ_set, flake_variants, snapshot_builder
 
@@ -224,11 +225,13 @@ def test_headers_that_pyext_also_ships_stay_inputs_of_every_object(tmp_path: Pat
 
 def test_every_object_sorts_before_every_link_and_variant(tmp_path: Path) -> None:
     """Nix starts ready derivations in name order (test_object_progress shows it), so the
-    names alone make a build of several variants compile every object before any link."""
+    names alone make a build of several variants, of one kernel or several, compile every
+    object before any link."""
     kernel = copy_kernel("relu", tmp_path / "relu", git=False)
     prepared = prepare_kernel_flake(kernel)
     names: dict[str, list[str]] = {"objects": [], "tails": []}
-    for variant in ("torch212-cxx11-cpu-x86_64-linux", "torch213-cxx11-cpu-x86_64-linux"):
+    variants = ["torch212-cxx11-cpu-x86_64-linux", "torch213-cxx11-cpu-x86_64-linux"]
+    for variant in variants:
         found = nix.eval_json(
             prepared.installable(f"legacyPackages.x86_64-linux.redistributable.{variant}"),
             flake_args=[*prepared.flake_args, "--apply",
@@ -238,3 +241,7 @@ def test_every_object_sorts_before_every_link_and_variant(tmp_path: Path) -> Non
         names["objects"] += found["objects"]
         names["tails"] += found["tails"]
     assert max(n.encode() for n in names["objects"]) < min(n.encode() for n in names["tails"]), names
+    # ... and before any other kernel's: kernel names start with a letter, and in a build of
+    # several kernels relu's `relu-torch…-link` must not come before relu-twin's objects.
+    assert max(n.encode() for n in names["objects"]) < b"a", names
+    assert all(step_of(n, variants) for n in names["objects"]), names  # and kernel-builder still reads them

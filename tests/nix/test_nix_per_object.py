@@ -79,7 +79,7 @@ def out_path(kernel: Path, what: str = "redistributable") -> Path:
 
 
 def objects(names: list[str]) -> list[str]:
-    prefix = f"many-obj-{CPU_VARIANT}-"
+    prefix = f"0-obj-many-{CPU_VARIANT}-"
     return sorted(n.removeprefix(prefix) for n in names if n.startswith(prefix))
 
 

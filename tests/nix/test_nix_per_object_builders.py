@@ -59,7 +59,7 @@ def test_the_objects_of_one_variant_are_built_on_both_builders(tmp_path: Path, r
                           cwd=kernel, env=nix.nix_env(env), capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
     where = {name: (drv, host) for drv, name, host in _BUILT_ON.findall(done.stderr)}
-    objects = {name: item for name, item in where.items() if f"-obj-{CPU_VARIANT}-" in name}
+    objects = {name: item for name, item in where.items() if name.startswith(f"0-obj-many-{CPU_VARIANT}-")}
     assert len(objects) == UNITS + 1  # every source and the binding, each built remotely
     hosts = {host for _, host in objects.values()}
     assert hosts == {"kb-remote-0", "kb-remote-1"}

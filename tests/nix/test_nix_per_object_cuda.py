@@ -62,7 +62,7 @@ def test_a_cuda_variant_builds_per_object_for_its_archs(kernel: Path) -> None:
     attr = f".#legacyPackages.x86_64-linux.redistributable.{VARIANT}"
     done = nix.run_nix(["build", "-L", "--no-link", "-j", "1", "--cores", "1", attr], cwd=kernel)
     built = _BUILDING.findall(done.stderr)
-    prefix = f"relu-obj-{VARIANT}-"
+    prefix = f"0-obj-relu-{VARIANT}-"
     assert sorted(n.removeprefix(prefix) for n in built if n.startswith(prefix)) == [
         "relu_cuda-relu.cu", "relu_cuda-scale.cu", "torch-ext-torch_binding.cpp"]
     tree = Path(nix.run_nix(["eval", "--raw", attr + ".outPath"], cwd=kernel).stdout) / VARIANT

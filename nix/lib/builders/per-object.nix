@@ -13,14 +13,14 @@
 #
 # Which sources are units is known here without the plan (this backend's [torch].src and
 # [kernel.*].src with a compiled extension), so evaluation builds nothing; the link refuses
-# a plan whose units differ. Objects are named <kernel>-obj-<variant>-<source, / as ->:
-# `kernel-builder build` counts them from Nix's output by that `-obj-<variant>-`. The name
-# also orders the work: Nix starts the derivations that are ready in the order of their
-# names, and `<kernel>-obj-` sorts before every `<kernel>-torch…` link and variant, so a
-# build of a kernel's variants compiles the objects that are ready before any link or check
-# starts (the longest remaining path first); the links and checks, which are short, then
-# run side by side at the end instead of the last variant's alone on one core. Names sort
-# by kernel first, so across kernels this holds per kernel only.
+# a plan whose units differ. Objects are named 0-obj-<kernel>-<variant>-<source, / as ->:
+# `kernel-builder build` counts them from Nix's output by that rule (object_progress.step_of).
+# The name also orders the work: Nix starts the derivations that are ready in the order of
+# their names, and `0-obj-` sorts before every kernel's name (kernel names start with a
+# letter), so one build of any number of variants, of one kernel or several, compiles every
+# object that is ready before any link or check starts (the longest remaining path first);
+# the links and checks, which are short, then run beside the last objects and side by side
+# at the end, instead of one variant's alone on one core.
 #
 # Type: { pure; path; config; variant; backend; system; src; pythonSrc; toolchain; kernel; extraAttrs }
 #       -> the variant derivation (variant.nix), with passthru-like attrs plan, objects, link
@@ -91,7 +91,7 @@ let
     uniqueId = kernel.uniqueId;
   });
   objectOf = rel: derivation (common // {
-    name = "${config.name}-obj-${variant}-${sanitize rel}";
+    name = "0-obj-${config.name}-${variant}-${sanitize rel}";
     step = "object";
     inherit plan headers;
     unit = rel;

@@ -16,7 +16,9 @@ from collections.abc import Iterable, Sequence
 
 import attrs
 
-__all__ = ["ObjectCounts", "Step", "Unit", "step_of"]
+__all__ = ["OBJECT_PREFIX", "ObjectCounts", "Step", "Unit", "step_of"]
+
+OBJECT_PREFIX = "0-obj-"  # sorts before every kernel name (nix/lib/builders/per-object.nix)
 
 
 class Step(str, enum.Enum):
@@ -43,22 +45,27 @@ def step_of(path: str | None, variants: Sequence[str]) -> Unit | None:
     """The step of one of ``variants`` that the derivation (``.drv``) or output ``path`` is.
 
     The per-object derivations of nix/lib/builders are named ``<kernel>-<variant>-plan``,
-    ``<kernel>-obj-<variant>-<sanitized relative source>`` (``obj-`` first, so that Nix,
-    which starts ready derivations in name order, compiles objects before links and checks)
-    and ``<kernel>-<variant>-link``; this is the one function that reads that rule (the
-    longest matching variant wins, as in ``nix.target_of``). ``None`` for anything else, the
-    variant derivation included.
+    ``0-obj-<kernel>-<variant>-<sanitized relative source>`` (``0-obj-`` first, before any
+    kernel's name, so that Nix, which starts ready derivations in name order, compiles every
+    object before any link or check, whatever the kernels) and ``<kernel>-<variant>-link``;
+    this is the one function that reads that rule (the longest matching variant wins, as in
+    ``nix.target_of``). ``None`` for anything else, the variant derivation included.
     """
     if not path:
         return None
     name = path.rsplit("/", 1)[-1].removesuffix(".drv")
+    digest, sep, rest = name.partition("-")
+    name = rest if sep and len(digest) == 32 else name  # a store path: <hash>-<name>
     for variant in sorted(variants, key=len, reverse=True):
         for step in (Step.PLAN, Step.LINK):
             if name.endswith(f"-{variant}-{step.value}"):
                 return Unit(variant, step)
-        marker = f"-{Step.OBJECT.value}-{variant}-"
-        if marker in name and name.split(marker, 1)[1]:
-            return Unit(variant, Step.OBJECT, name.split(marker, 1)[1])
+        if name.startswith(OBJECT_PREFIX):
+            # <kernel>-<variant>-<source>; a key may be a whole "<kernel>-<variant>" too
+            rest = "-" + name.removeprefix(OBJECT_PREFIX)
+            _, marker, source = rest.partition(f"-{variant}-")
+            if marker and source:
+                return Unit(variant, Step.OBJECT, source)
     return None
 
 
