@@ -24,7 +24,9 @@ serial part can be read off. Where the time goes (per-object builds, this 2-core
   were named `<kernel>-obj-…`, relu's links and variant steps came before relu-twin's
   objects, and relu-twin's last object and tail ran with the other core idle (measured:
   1.63, 1.69 and 1.70, with 5 s of one object alone and 3 s of its link and check at the
-  end of a 39 s -j 2 run).
+  end of a 39 s -j 2 run). Since: 1.91, 2.17, 1.66, 1.84, 1.63 (five runs, one session).
+  What is left at the end is the last-named object (relu-twin's torch 2.14 binding, the
+  longest unit) with its link and check: Nix knows no unit's cost, and a name sorts them.
 - two compiles at once are slower than one here: torch_binding.cpp takes 10-14 s alone and
   17-22 s beside another compile when the host is busy. Between runs minutes apart the
   ratio moved from 1.79 to 1.32 with the -j 1 time unchanged (86.7 s, 86.5 s): the host's
