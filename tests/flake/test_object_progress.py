@@ -236,16 +236,37 @@ def test_a_real_nix_build_counts_the_objects_the_store_says_it_builds(tmp_path: 
     assert any(line.startswith(f"built {CPU}") for line in recorder.lines), recorder.lines
 
 
-TWO_VARIANTS = """
-let
+# Derivations named like the per-object graph's parts, each writing its output at once.
+_MK = """
   mk = name: deps: derivation {{
     inherit name deps; system = "x86_64-linux"; builder = "/bin/sh"; salt = "{salt}";
     args = [ "-c" "echo x > $out" ];
   }};
-  variant = v: let objects = map (s: mk "0-obj-relu-${{v}}-${{s}}" []) [ "a.cpp" "b.cpp" ];
+"""
+TWO_VARIANTS = """
+let""" + _MK + """  variant = v: let objects = map (s: mk "0-obj-relu-${{v}}-${{s}}" []) [ "a.cpp" "b.cpp" ];
     in mk "relu-${{v}}" [ (mk "relu-${{v}}-link" objects) ];
 in {{ "{first}" = variant "{first}"; "{second}" = variant "{second}"; }}
 """
+TWO_KERNELS = """
+let""" + _MK + """  kernel = k: let objects = map (s: mk "0-obj-${{k}}-{variant}-${{s}}" []) [ "a.cpp" "b.cpp" ];
+    in mk "${{k}}-{variant}" [ (mk "${{k}}-{variant}-link" objects) ];
+in {{ relu = kernel "relu"; relu-twin = kernel "relu-twin"; }}
+"""
+
+
+def _steps_in_start_order(expr: Path, targets: list[str], variants: list[str]) -> list[Step | str]:
+    """What one `nix build -j 1` of ``targets`` starts, in order: each part's step, or "variant"."""
+    started: list[str] = []
+
+    def on_event(event: nix.BuildEvent) -> None:
+        if event.kind == "start" and event.drv:
+            started.append(event.drv)
+
+    report = nix.build({t: t for t in targets}, nix.NixOptions(max_jobs=1, sandbox=False),
+                       flake_args=["-f", str(expr)], on_event=on_event)
+    assert report.returncode == 0, report.errors
+    return [unit.step if unit else "variant" for unit in (step_of(drv, variants) for drv in started)]
 
 
 def test_nix_compiles_every_variants_objects_before_any_link(tmp_path: Path) -> None:
@@ -255,32 +276,10 @@ def test_nix_compiles_every_variants_objects_before_any_link(tmp_path: Path) -> 
     first, second = "torch212-cxx11-cpu-x86_64-linux", CPU
     expr = tmp_path / "two.nix"
     expr.write_text(TWO_VARIANTS.format(salt=time.time_ns(), first=first, second=second))
-    started: list[str] = []
-
-    def on_event(event: nix.BuildEvent) -> None:
-        if event.kind == "start" and event.drv:
-            started.append(event.drv)
-
-    report = nix.build({first: first, second: second}, nix.NixOptions(max_jobs=1, sandbox=False),
-                       flake_args=["-f", str(expr)], on_event=on_event)
-    assert report.returncode == 0, report.errors
-    steps = [step_of(drv, [first, second]) for drv in started]
-    kinds = [unit.step if unit else "variant" for unit in steps]
+    kinds = _steps_in_start_order(expr, [first, second], [first, second])
     objects_first = [Step.OBJECT] * 4
     tails = ([Step.LINK, "variant"] * 2, [Step.LINK, Step.LINK, "variant", "variant"])  # as the links end
-    assert kinds in (objects_first + tails[0], objects_first + tails[1]), started
-
-
-TWO_KERNELS = """
-let
-  mk = name: deps: derivation {{
-    inherit name deps; system = "x86_64-linux"; builder = "/bin/sh"; salt = "{salt}";
-    args = [ "-c" "echo x > $out" ];
-  }};
-  kernel = k: let objects = map (s: mk "0-obj-${{k}}-{variant}-${{s}}" []) [ "a.cpp" "b.cpp" ];
-    in mk "${{k}}-{variant}" [ (mk "${{k}}-{variant}-link" objects) ];
-in {{ relu = kernel "relu"; relu-twin = kernel "relu-twin"; }}
-"""
+    assert kinds in (objects_first + tails[0], objects_first + tails[1]), kinds
 
 
 def test_nix_compiles_every_kernels_objects_before_any_link(tmp_path: Path) -> None:
@@ -290,17 +289,8 @@ def test_nix_compiles_every_kernels_objects_before_any_link(tmp_path: Path) -> N
     (benchmarks/parallel_variants.py)."""
     expr = tmp_path / "two-kernels.nix"
     expr.write_text(TWO_KERNELS.format(salt=time.time_ns(), variant=CPU))
-    started: list[str] = []
-
-    def on_event(event: nix.BuildEvent) -> None:
-        if event.kind == "start" and event.drv:
-            started.append(event.drv)
-
-    report = nix.build({"relu": "relu", "relu-twin": "relu-twin"}, nix.NixOptions(max_jobs=1, sandbox=False),
-                       flake_args=["-f", str(expr)], on_event=on_event)
-    assert report.returncode == 0, report.errors
-    kinds = [unit.step if unit else "variant" for unit in (step_of(drv, [CPU]) for drv in started)]
-    assert kinds[:4] == [Step.OBJECT] * 4 and Step.OBJECT not in kinds[4:] and len(kinds) == 8, started
+    kinds = _steps_in_start_order(expr, ["relu", "relu-twin"], [CPU])
+    assert kinds[:4] == [Step.OBJECT] * 4 and Step.OBJECT not in kinds[4:] and len(kinds) == 8, kinds
 
 
 # --- the live table ----------------------------------------------------------------------
