@@ -31,8 +31,11 @@ exported to a temporary directory first, as are work trees, so the checkout stay
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -66,10 +69,20 @@ class Row:
 
 
 def run(argv: list[str], cwd: Path | None = None, timeout: float | None = None) -> subprocess.CompletedProcess[str]:
+    """``argv`` in its own process group that dies with the sweep (a killed sweep leaves no
+    ``kernel-builder build`` compiling); past ``timeout`` it gets SIGTERM, which it forwards
+    to its nix, and the sweep waits for both to stop."""
+    from kernel_builder import _children
+
+    proc = _children.popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        return subprocess.run(argv, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as exc:
-        return subprocess.CompletedProcess(argv, 124, exc.stdout or "", f"timed out after {timeout:.0f}s")
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGTERM)
+        stdout, _ = proc.communicate()
+        return subprocess.CompletedProcess(argv, 124, stdout, f"timed out after {timeout:.0f}s")
+    return subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
 
 
 def last_line(text: str) -> str:
