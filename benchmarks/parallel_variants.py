@@ -26,7 +26,9 @@ serial part can be read off. Where the time goes (per-object builds, this 2-core
   were named `<kernel>-obj-…`, relu's links and variant steps came before relu-twin's
   objects, and relu-twin's last object and tail ran with the other core idle (measured:
   1.63, 1.69 and 1.70 in one-pair runs, with 5 s of one object alone and 3 s of its link and check at the
-  end of a 39 s -j 2 run). Since, one pair a run: 1.91, 2.17, 1.66, 1.84, 1.63 (one session).
+  end of a 39 s -j 2 run). Since, one pair a run: 1.91, 2.17, 1.66, 1.84, 1.63 (one session);
+  best of three pairs: 1.87 (pairs 1.83, 2.01, 1.88) and 1.75 (2.07, 1.57, 2.09): the -j 1
+  time alone moved between 49.7 s and 63.0 s within one run.
   What is left at the end is the last-named object (relu-twin's torch 2.14 binding, the
   longest unit) with its link and check: Nix knows no unit's cost, and a name sorts them.
 - two compiles at once are slower than one here: torch_binding.cpp takes 10-14 s alone and
