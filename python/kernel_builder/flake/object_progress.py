@@ -54,16 +54,16 @@ def step_of(path: str | None, variants: Sequence[str]) -> Unit | None:
     if not path:
         return None
     name = path.rsplit("/", 1)[-1].removesuffix(".drv")
-    digest, sep, rest = name.partition("-")
-    name = rest if sep and len(digest) == 32 else name  # a store path: <hash>-<name>
+    digest, sep, unhashed = name.partition("-")
+    name = unhashed if sep and len(digest) == 32 else name  # a store path: <hash>-<name>
+    # an object's "-<kernel>-<variant>-<source>" (a key may be a whole "<kernel>-<variant>")
+    object_rest = "-" + name.removeprefix(OBJECT_PREFIX) if name.startswith(OBJECT_PREFIX) else None
     for variant in sorted(variants, key=len, reverse=True):
         for step in (Step.PLAN, Step.LINK):
             if name.endswith(f"-{variant}-{step.value}"):
                 return Unit(variant, step)
-        if name.startswith(OBJECT_PREFIX):
-            # <kernel>-<variant>-<source>; a key may be a whole "<kernel>-<variant>" too
-            rest = "-" + name.removeprefix(OBJECT_PREFIX)
-            _, marker, source = rest.partition(f"-{variant}-")
+        if object_rest is not None:
+            _, marker, source = object_rest.partition(f"-{variant}-")
             if marker and source:
                 return Unit(variant, Step.OBJECT, source)
     return None
