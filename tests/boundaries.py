@@ -2,8 +2,10 @@
 
 ``VARIANT_BUILD_DIRS`` is the Python half of ``variantBuildDirs`` in
 ``nix/lib/builders/context.nix``: the packages a variant derivation ships, beside the
-package's top-level (core) modules. ``imports_of`` reads a module's kernel_builder imports,
-function-local ones included, without importing it.
+top-level (core) modules of ``variantBuildModules``. ``DRIVER_ENTRY_POINTS`` are the modules
+the derivations run (``python -m ...``); ``driver_closure`` is what they may load.
+``imports_of`` reads a module's kernel_builder imports, function-local ones included,
+without importing it.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ PACKAGE = PYTHON / "kernel_builder"
 CONTEXT_NIX = PACKAGE.parent.parent / "nix" / "lib" / "builders" / "context.nix"
 
 VARIANT_BUILD_DIRS = ("config", "data", "driver", "tree", "variants")
+DRIVER_ENTRY_POINTS = ("kernel_builder.driver.plan", "kernel_builder.driver.run_variant", "kernel_builder.driver.units")
 
 
 def module_name(path: Path) -> str:
@@ -71,11 +74,20 @@ def closure(start: str) -> set[str]:
     return {p.relative_to(PYTHON).as_posix() for p in seen.values()}
 
 
-def run_variant_closure() -> set[str]:
-    return closure("kernel_builder.driver.run_variant")
+def driver_closure() -> set[str]:
+    """Files (relative to python/) that the plan, object, link and variant steps may load."""
+    return set().union(*(closure(entry) for entry in DRIVER_ENTRY_POINTS))
+
+
+def _context_nix_list(name: str) -> tuple[str, ...]:
+    match = re.search(name + r" = \[([^\]]*)\]", CONTEXT_NIX.read_text(encoding="utf-8"))
+    assert match, f"{name} not found in context.nix"
+    return tuple(re.findall(r'"([^"]+)"', match.group(1)))
 
 
 def context_nix_dirs() -> tuple[str, ...]:
-    match = re.search(r"variantBuildDirs = \[([^\]]*)\]", CONTEXT_NIX.read_text(encoding="utf-8"))
-    assert match, "variantBuildDirs not found in context.nix"
-    return tuple(re.findall(r'"([^"]+)"', match.group(1)))
+    return _context_nix_list("variantBuildDirs")
+
+
+def context_nix_modules() -> tuple[str, ...]:
+    return _context_nix_list("variantBuildModules")

@@ -9,9 +9,22 @@ reach into the front end (``flake/``, ``toolchain/``, ``hub/``, ``loader/``, ``l
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from boundaries import PACKAGE, VARIANT_BUILD_DIRS, closure, context_nix_dirs, imports_of, layer, module_name
+from boundaries import (
+    DRIVER_ENTRY_POINTS,
+    PACKAGE,
+    VARIANT_BUILD_DIRS,
+    closure,
+    context_nix_dirs,
+    context_nix_modules,
+    driver_closure,
+    imports_of,
+    layer,
+    module_name,
+)
 
 # layer -> the layers it may import (besides itself)
 ALLOWED = {
@@ -44,13 +57,36 @@ def test_the_rule_sees_an_upward_import(tmp_path) -> None:
 
 
 def test_the_derivation_ships_what_the_driver_imports() -> None:
-    """context.nix's directory list is this file's, and run_variant's whole import closure
-    lies inside it (the Nix test checks the store copy holds exactly these files)."""
+    """context.nix's directory list is this file's, and the whole import closure of the
+    derivations' entry points lies inside it (the Nix test checks the store copy holds
+    exactly these files)."""
     assert context_nix_dirs() == VARIANT_BUILD_DIRS
-    outside = sorted(
-        f for f in closure("kernel_builder.driver.run_variant") if f.count("/") > 1 and f.split("/")[1] not in VARIANT_BUILD_DIRS
-    )
+    outside = sorted(f for f in driver_closure() if f.count("/") > 1 and f.split("/")[1] not in VARIANT_BUILD_DIRS)
     assert outside == []
+
+
+def test_the_derivation_ships_exactly_the_core_modules_the_driver_imports() -> None:
+    """variantBuildModules is the closure's top-level modules, no more (a core module the
+    driver does not load, e.g. _children.py, would rebuild every object when edited) and no
+    fewer (the derivations could not import it)."""
+    core = sorted(f.split("/")[1] for f in driver_closure() if f.count("/") == 1)
+    assert sorted(context_nix_modules()) == core
+    assert "_children.py" not in core and "__main__.py" not in core
+
+
+def test_the_entry_points_are_what_the_builder_scripts_run() -> None:
+    """DRIVER_ENTRY_POINTS are the modules that the scripts of the derivations given the
+    trimmed source (per-object.nix's plan/object/link, variant.nix) run with `python -m`
+    (check.nix runs the whole CLI from the full source)."""
+    builders = PACKAGE.parent.parent / "nix" / "lib" / "builders"
+    scripts = (builders / "units-builder.sh", builders / "variant-builder.sh")
+    run = {m for script in scripts for m in re.findall(r"-m (kernel_builder[\w.]*)", script.read_text(encoding="utf-8"))}
+    assert run == set(DRIVER_ENTRY_POINTS)
+
+
+def test_the_closure_follows_imports_into_core_modules() -> None:
+    assert "kernel_builder/pyenv.py" in closure("kernel_builder.driver.run_variant")
+    assert "kernel_builder/_children.py" not in driver_closure()
 
 
 def test_the_layers_cover_the_package() -> None:

@@ -16,7 +16,7 @@ from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.toolchain.host.record import ToolchainsRecord
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import matrix
-from boundaries import VARIANT_BUILD_DIRS, run_variant_closure
+from boundaries import VARIANT_BUILD_DIRS, context_nix_modules, driver_closure
 from nix_support import EXAMPLES, PINNED_RELU, PINNED_RELU_BUILT, PINNED_RELU_CPU, PINNED_RELU_CROSS_CPU, PINNED_RELU_CROSS_CUDA, PINNED_RELU_CUDA, commit_all, copy_kernel, environ_set, flake_variants, make_dirty, snapshot_builder, torch214_python
 
 SYSTEM = "x86_64-linux"
@@ -285,32 +285,36 @@ def test_dev_shell_has_the_variant_toolchain(tmp_path: Path, state: Path) -> Non
     assert line == f"variant={variant} python={entry.python} cmake={entry.env_bin}/cmake"
 
 
-def test_variant_python_source_is_the_run_variant_closure(tmp_path: Path) -> None:
-    """context.nix hands the derivations the packages the one-variant build may import, by
-    directory (tests/test_boundaries.py holds the imports to them), and nothing of the
-    front end: no cli/, flake/, toolchain/, hub/, loader/ or layers/ file."""
+def test_variant_python_source_is_the_driver_closure(tmp_path: Path) -> None:
+    """context.nix hands the derivations the packages the plan, object, link and variant
+    steps may import, by directory, and the core modules they import, by name
+    (tests/test_boundaries.py holds the imports to both lists), and nothing of the front
+    end: no cli/, flake/, toolchain/, hub/, loader/ or layers/ file, no _children.py."""
     builder = snapshot_builder(tmp_path / "builder")
     src = f'{{ outPath = builtins.path {{ path = {builder}; name = "kernel-builder-src"; }}; }}'
     done = nix.run_nix(["eval", "--raw", "--impure", "--expr", f"(import {builder}/nix/lib/builders/context.nix {{ builderSrc = {src}; }}).pythonSrc"])
     store = Path(done.stdout.strip())
     shipped = {p.relative_to(store).as_posix() for p in store.rglob("*.py")}
-    closure = run_variant_closure()
+    closure = driver_closure()
     assert closure <= shipped, sorted(closure - shipped)
     package = REPO / "python"
     expected = {
         p.relative_to(package).as_posix()
         for p in (package / "kernel_builder").rglob("*.py")
         if "__pycache__" not in p.parts
-        and (p.parent.name == "kernel_builder" or p.relative_to(package / "kernel_builder").parts[0] in VARIANT_BUILD_DIRS)
+        and (p.name in context_nix_modules() if p.parent.name == "kernel_builder"
+             else p.relative_to(package / "kernel_builder").parts[0] in VARIANT_BUILD_DIRS)
     }
     assert shipped == expected
+    assert "kernel_builder/_children.py" not in shipped
     assert (store / "kernel_builder" / "driver" / "templates" / "CMakeLists.txt.j2").is_file()
     assert (store / "kernel_builder" / "data" / "python_dependencies.json").is_file()
 
 
 def test_editing_code_outside_the_variant_build_rebuilds_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Touching the front end (the build CLI, the module that selects build's variants,
-    --local, toolchain setup, the loader, the Hub card) keeps every variant derivation, so
+    --local, toolchain setup, the loader, the Hub card, the core modules only the front end
+    imports) keeps every variant derivation (and so every object), so
     `nix build --dry-run` has nothing new to build; touching driver/ changes them."""
     from nix_support import dry_run
 
@@ -326,7 +330,8 @@ def test_editing_code_outside_the_variant_build_rebuilds_nothing(tmp_path: Path,
         return drv, dry_run([prepared.installable(attr)], flake_args=prepared.flake_args)
 
     before = drv_and_plan()
-    for rel in ("cli/build.py", "flake/selection.py", "flake/local.py", "toolchain/host/setup.py", "loader/api.py", "hub/card.py"):
+    for rel in ("cli/build.py", "flake/selection.py", "flake/local.py", "toolchain/host/setup.py", "loader/api.py", "hub/card.py",
+                "_children.py", "benchmark.py"):
         path = builder / "python" / "kernel_builder" / rel
         path.write_text(path.read_text() + "\n# touched\n")
     assert drv_and_plan() == before

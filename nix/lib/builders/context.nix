@@ -10,12 +10,18 @@ let
   readJSONOr = file: fallback:
     if builtins.pathExists file then builtins.fromJSON (builtins.readFile file) else fallback;
 
-  # What a variant derivation runs (`python -m kernel_builder.driver.run_variant`) may import
-  # only these packages and the package's top-level (core) modules, so that editing the
-  # CLI, the flake front end, the loader, the Hub code or the toolchain front end rebuilds
-  # no variant. tests/test_boundaries.py holds the Python side to this list, and
-  # tests/nix/test_nix_eval.py checks that an edit outside it keeps every derivation.
+  # What the plan, object, link and variant derivations run (`python -m
+  # kernel_builder.driver.{plan,units,run_variant}`) may import: these packages and these
+  # top-level (core) modules, exactly their import closure, so that editing the CLI, the
+  # flake front end, the loader, the Hub code, the toolchain front end or a core module
+  # the driver does not import (`_children.py`, `benchmark.py`, ...) rebuilds no object and
+  # no variant. tests/test_boundaries.py holds both lists to the closure, and
+  # tests/nix/test_nix_eval.py checks that an edit outside them keeps every derivation.
   variantBuildDirs = [ "config" "data" "driver" "tree" "variants" ];
+  variantBuildModules = [
+    "__init__.py" "_eq.py" "_files.py" "_git.py" "_jsontext.py" "_repr.py" "backends.py"
+    "errors.py" "identity.py" "ids.py" "pyenv.py" "versions.py"
+  ];
   pythonRoot = root + "/python";
   pythonSrc = builtins.path {
     name = "kernel-builder-python";
@@ -31,7 +37,7 @@ let
       && (
         rel == "kernel_builder"
         || (builtins.head parts == "kernel_builder" && (
-          (builtins.length parts == 2 && (type == "directory" -> builtins.elem base variantBuildDirs))
+          (builtins.length parts == 2 && builtins.elem base (if type == "directory" then variantBuildDirs else variantBuildModules))
           || (builtins.length parts > 2 && builtins.elem (builtins.elemAt parts 1) variantBuildDirs)))
       );
   };
