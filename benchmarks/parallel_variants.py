@@ -28,7 +28,11 @@ serial part can be read off. Where the time goes (per-object builds, this 2-core
   1.63, 1.69 and 1.70 in one-pair runs, with 5 s of one object alone and 3 s of its link and check at the
   end of a 39 s -j 2 run). Since, one pair a run: 1.91, 2.17, 1.66, 1.84, 1.63 (one session);
   best of three pairs: 1.87 (pairs 1.83, 2.01, 1.88) and 1.75 (2.07, 1.57, 2.09): the -j 1
-  time alone moved between 49.7 s and 63.0 s within one run.
+  time alone moved between 49.7 s and 63.0 s within one run. Next session: 1.74 (pairs
+  2.09, 1.74, 1.30; -j 1 46.2-61.8 s, -j 2 26.6-39.3 s). In its best -j 2 round the eight
+  objects ended at 20 s and the four links and variant steps took the last 6.6 s, both cores
+  busy (26.6 s against the 23.1 s of a perfect halving): what is slower is two compiles at
+  once, not the order.
   What is left at the end is the last-named object (relu-twin's torch 2.14 binding, the
   longest unit) with its link and check: Nix knows no unit's cost, and a name sorts them.
 - two compiles at once are slower than one here: torch_binding.cpp takes 10-14 s alone and
