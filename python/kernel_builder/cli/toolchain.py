@@ -92,7 +92,8 @@ def gc_cmd(dry_run: bool) -> None:
 @toolchain.command("lock")
 @click.option("--lock-file", type=click.Path(dir_okay=False, path_type=Path), help="The lock to regenerate (default: kernel-builder's nix/toolchain-lock.json).")
 @click.option("--upgrade-debs", is_flag=True, help="Take each Debian package's current candidate instead of the version the lock pins.")
-def lock_cmd(lock_file: Path | None, upgrade_debs: bool) -> None:
+@click.option("--upgrade-wheels", is_flag=True, help="Take the newest wheels the requests allow instead of keeping the versions the lock pins.")
+def lock_cmd(lock_file: Path | None, upgrade_debs: bool, upgrade_wheels: bool) -> None:
     """Regenerate the toolchain lock from its requests (for maintainers).
 
     \b
@@ -101,13 +102,16 @@ def lock_cmd(lock_file: Path | None, upgrade_debs: bool) -> None:
     `pip install --dry-run --report` for each Python environment (CPython 3.11,
     manylinux_2_28 x86_64 wheels), and rewrites every artifact's version, file, sha256
     and public URL. Debian packages keep the version the lock pins unless
-    `--upgrade-debs` (an upgrade rebuilds every toolchain). Then run `toolchain fetch`.
+    `--upgrade-debs` (an upgrade rebuilds every toolchain). Wheels keep the version the
+    lock pins too where the requests allow it (a new environment takes the versions the
+    lock already has), unless `--upgrade-wheels`: adding one environment, or a new PyPI
+    release of a dependency, rebuilds no other toolchain. Then run `toolchain fetch`.
     Example:
       kernel-builder toolchain lock && git diff --stat nix/toolchain-lock.json
     """
     from kernel_builder.toolchain.pinned.locking import relock  # lazy: for the work, not for --help
 
-    data = relock(lock_file, upgrade_debs=upgrade_debs)
+    data = relock(lock_file, upgrade_debs=upgrade_debs, upgrade_wheels=upgrade_wheels)
     output.note(f"locked {len(data['artifacts'])} artifact(s) in {len(data['groups'])} group(s)")
 
 

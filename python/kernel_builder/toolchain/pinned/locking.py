@@ -3,7 +3,8 @@
 Resolution uses the ordinary clients, so it sees exactly what ``fetch`` will download:
 ``apt-cache show`` and ``apt-get download --print-uris`` for Debian packages (version,
 sha256, pool URL), and ``pip install --dry-run --report`` for each Python environment
-(every wheel with its sha256, for CPython 3.11 on manylinux x86_64) and for each C++
+(every wheel with its sha256, for CPython 3.11 on manylinux x86_64; the versions the lock
+already pins are kept where the requests allow them, see ``wheel_preferences``) and for each C++
 dependency of ``requests.cpp`` (one wheel, without its Python dependencies: only its
 headers are used, see ``kernel_builder/data/cpp_dependencies.json``), and for each
 import-check set of ``requests.python.importCheck`` (``loader``: what the ``kernels``
@@ -19,18 +20,22 @@ from __future__ import annotations
 import json
 import re
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from packaging.utils import canonicalize_name
+
+from kernel_builder import _children
 from kernel_builder._files import write_atomic
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.pinned.clients import apt_arch_args, pip_platform_args, run_tool, seed_nar_hash
 from kernel_builder.toolchain.pinned.fetch import download_debs
-from kernel_builder.toolchain.pinned.lockfile import SCHEMA, Artifact, emulated_group, load_lock, lock_path, store_name
+from kernel_builder.toolchain.pinned.lockfile import SCHEMA, Artifact, ToolchainLock, emulated_group, load_lock, lock_path, store_name
 from kernel_builder.toolchain.pinned.lockrequests import check_package_name
 
-__all__ = ["resolve_debs", "resolve_wheels", "public_wheel_url", "relock"]
+__all__ = ["resolve_debs", "resolve_wheels", "public_wheel_url", "relock", "wheel_preferences"]
 
 def resolve_debs(names: list[str], *, pins: dict[str, str] | None = None) -> list[dict[str, str]]:
     """Version, file, sha256 and URL of each Debian package (its candidate, or ``pins[name]``).
@@ -79,18 +84,26 @@ def public_wheel_url(url: str, file: str) -> str:
     return f"https://files.pythonhosted.org/packages/{python_tag}/{name[0].lower()}/{name.lower()}/{file}"
 
 
-def resolve_wheels(requirements: list[str], *, python: str = "3.11", deps: bool = True, machine: str = "x86_64") -> list[dict[str, str]]:
+def resolve_wheels(
+    requirements: list[str], *, python: str = "3.11", deps: bool = True, machine: str = "x86_64",
+    prefer: Mapping[str, str] | None = None,
+) -> list[dict[str, str]]:
     """Every wheel ``pip`` would install for ``requirements`` on manylinux ``machine``
-    (dependencies included unless ``deps`` is false)."""
-    with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:
-        report = Path(tmp) / "report.json"
-        run_tool(
-            ["python3", "-m", "pip", "install", "--dry-run", "--ignore-installed", "--quiet", "--disable-pip-version-check",
-             "--report", str(report), "--target", str(Path(tmp) / "target"), *pip_platform_args(python, machine),
-             *([] if deps else ["--no-deps"]), *requirements],
-            "pip install --dry-run --report",
-        )
-        data = json.loads(report.read_text())
+    (dependencies included unless ``deps`` is false).
+
+    ``prefer`` maps package names to versions to keep where the requirements allow them
+    (the lock's current pins): pip gets them as constraints; a preference that pip's error
+    names (it conflicts with a requirement, or the index has no such wheel for ``machine``)
+    is dropped and pip runs again, so a request that needs another version gets it and
+    nothing else moves."""
+    kept = {canonicalize_name(n): v for n, v in (prefer or {}).items()}
+    options = [*pip_platform_args(python, machine), *([] if deps else ["--no-deps"])]
+    while isinstance(data := _pip_report(options, requirements, kept), str):
+        blocking = _named_preferences(data, kept)
+        if not blocking:  # the requests themselves cannot be met
+            raise ConfigError(f"pip install --dry-run --report failed for {', '.join(requirements)} ({machine}):\n{data[-2500:]}")
+        for name in blocking:
+            del kept[name]
     out = []
     for item in data["install"]:
         info = item["download_info"]
@@ -101,17 +114,60 @@ def resolve_wheels(requirements: list[str], *, python: str = "3.11", deps: bool 
     return sorted(out, key=lambda a: a["name"].lower())
 
 
-def relock(path: Path | None = None, *, upgrade_debs: bool = False) -> dict[str, Any]:
+def _pip_report(options: list[str], requirements: list[str], constraints: Mapping[str, str]) -> dict[str, Any] | str:
+    """pip's ``--dry-run --report`` for ``requirements`` under ``name==version`` constraints;
+    the report, or pip's output when it fails."""
+    with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:
+        report, pins = Path(tmp) / "report.json", Path(tmp) / "constraints.txt"
+        pins.write_text("".join(f"{n}=={v}\n" for n, v in sorted(constraints.items())))
+        # Not --quiet: pip says which requirements conflict at its default verbosity only.
+        argv = ["python3", "-m", "pip", "install", "--dry-run", "--ignore-installed", "--disable-pip-version-check",
+                "--report", str(report), "--target", str(Path(tmp) / "target"), *options,
+                *(["--constraint", str(pins)] if constraints else []), *requirements]
+        try:
+            done = _children.run(argv)
+        except OSError as exc:
+            raise ConfigError(f"cannot run python3: {exc.strerror}", hint="pip install --dry-run --report needs python3 on PATH") from None
+        return json.loads(report.read_text()) if done.returncode == 0 else f"{done.stdout}\n{done.stderr}".strip()
+
+
+def _named_preferences(stderr: str, kept: Mapping[str, str]) -> set[str]:
+    """The preferences (``name==version`` constraints) that pip's error message names."""
+    return {n for n, v in kept.items() if re.search(rf"(?<![\w.-]){re.escape(n)}=={re.escape(v)}(?![\w.])", stderr, re.I)}
+
+
+def wheel_preferences(current: ToolchainLock, group: str) -> dict[str, str]:
+    """The versions to keep when resolving ``group`` again: the group's own pins, and for a
+    package it does not pin yet (a new group), the one version the whole lock pins for it."""
+    versions: dict[str, set[str]] = {}
+    for artifact in current.artifacts.values():
+        if artifact.kind == "wheel":
+            versions.setdefault(canonicalize_name(artifact.name), set()).add(artifact.version)
+    prefer = {name: next(iter(found)) for name, found in versions.items() if len(found) == 1}
+    for key in current.groups.get(group, ()):
+        artifact = current.artifacts[key]
+        if artifact.kind == "wheel":
+            prefer[canonicalize_name(artifact.name)] = artifact.version
+    return prefer
+
+
+def relock(path: Path | None = None, *, upgrade_debs: bool = False, upgrade_wheels: bool = False) -> dict[str, Any]:
     """Re-resolve every request of the lock at ``path`` and write the new lock atomically.
 
     Debian packages keep the version the lock already pins (a Debian security update would
     otherwise rebuild every toolchain whenever anyone adds a wheel); ``upgrade_debs`` takes
-    each package's current candidate instead.
+    each package's current candidate instead. Wheels likewise keep their pinned versions
+    where the requests allow them (``wheel_preferences``): adding an environment resolves
+    that environment, and a new PyPI release of a dependency moves nothing else;
+    ``upgrade_wheels`` takes the newest that the requests allow.
     """
     path = path or lock_path()
     current = load_lock(path)
     requests = current.requests
     deb_pins = {} if upgrade_debs else {a.name: a.version for a in current.artifacts.values() if a.kind == "deb"}
+
+    def prefer(group: str) -> dict[str, str]:
+        return {} if upgrade_wheels else wheel_preferences(current, group)
     artifacts: dict[str, dict[str, str]] = {}
     groups: dict[str, list[str]] = {}
 
@@ -128,22 +184,25 @@ def relock(path: Path | None = None, *, upgrade_debs: bool = False) -> dict[str,
         add(group, resolve_debs(list(names), pins=deb_pins))
     python = requests["python"]
     for env, requirements in python["environments"].items():
-        add(f"env:{env}", resolve_wheels(list(requirements), python=python["version"]))
+        add(f"env:{env}", resolve_wheels(list(requirements), python=python["version"], prefer=prefer(f"env:{env}")))
     for requirement in python.get("test", []):
-        add(f"test:{check_package_name(requirement)}", resolve_wheels([requirement], python=python["version"]))
+        group = f"test:{check_package_name(requirement)}"
+        add(group, resolve_wheels([requirement], python=python["version"], prefer=prefer(group)))
     for name, requirements in (python.get("importCheck") or {}).items():
-        add(f"check:{name}", resolve_wheels(list(requirements), python=python["version"]))
+        add(f"check:{name}", resolve_wheels(list(requirements), python=python["version"], prefer=prefer(f"check:{name}")))
     for name, requirement in (requests.get("cpp") or {}).items():
         add(f"cpp:{name}", resolve_wheels([requirement], python=python["version"], deps=False))
     # Cross targets: each environment is the target's torch alone (no dependencies): the
     # build reads its headers, CMake package and libraries, and never runs it.
     for target in (requests.get("targets") or {}).values():
         for env, requirements in target["environments"].items():
-            add(f"env:{env}", resolve_wheels(list(requirements), python=python["version"], deps=False, machine=target["machine"]))
+            add(f"env:{env}", resolve_wheels(list(requirements), python=python["version"], deps=False, machine=target["machine"],
+                                             prefer=prefer(f"env:{env}")))
         # Its emulated check environment: the rest of what that torch loads, with dependencies
         # (see emulated_group), installed beside it for the import check under qemu.
         for env, requirements in ((target.get("emulation") or {}).get("environments") or {}).items():
-            add(emulated_group(env), resolve_wheels(list(requirements), python=python["version"], machine=target["machine"]))
+            add(emulated_group(env), resolve_wheels(list(requirements), python=python["version"], machine=target["machine"],
+                                                    prefer=prefer(emulated_group(env))))
     seed_request = requests["seed"]
     seed_key = next(k for k in groups[seed_request["group"]] if artifacts[k]["name"] == seed_request["deb"])
     with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:
