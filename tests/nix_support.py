@@ -28,8 +28,8 @@ PINNED_RELU = sorted(PINNED_RELU_CPU + PINNED_RELU_CUDA)
 HOST_PATH = re.compile(r"(?:^|[\s:=\"'])(/(?:usr|bin|sbin|lib|lib64|root|home|tmp|opt|etc|var|work|srv|mnt|run)(?:/|$|[\s:]))")
 # aarch64-linux variants the pinned toolchains cross-build on x86_64 (issue 26): built and
 # import-checked under qemu, but their kernel tests do not run here (see docs/testing.md).
-PINNED_RELU_CROSS_CPU = ["torch213-cxx11-cpu-aarch64-linux"]
-PINNED_RELU_CROSS_CUDA = ["torch213-cxx11-cu130-aarch64-linux"]
+PINNED_RELU_CROSS_CPU = ["torch212-cxx11-cpu-aarch64-linux", "torch213-cxx11-cpu-aarch64-linux", "torch214-cxx11-cpu-aarch64-linux"]
+PINNED_RELU_CROSS_CUDA = ["torch212-cxx11-cu130-aarch64-linux", "torch213-cxx11-cu130-aarch64-linux", "torch214-cxx11-cu130-aarch64-linux"]
 PINNED_RELU_BUILT = sorted(PINNED_RELU + PINNED_RELU_CROSS_CPU + PINNED_RELU_CROSS_CUDA)
 
 

@@ -164,7 +164,7 @@ class TestShippedBuildSets:
         # x86_64: every pinned set; aarch64-linux: the sets the lock cross-builds (issue 26)
         assert {b.label for b in sets if b.local} == {
             f"torch {t} {backend} x86_64-linux" for t in ("2.12", "2.13", "2.14") for backend in ("cpu", "cuda 13.0")
-        } | {"torch 2.13 cpu aarch64-linux", "torch 2.13 cuda 13.0 aarch64-linux"}
+        } | {f"torch {t} {backend} aarch64-linux" for t in ("2.12", "2.13", "2.14") for backend in ("cpu", "cuda 13.0")}
         build = loads(toml('["cpu", "cuda", "rocm", "xpu", "metal"]', "[torch]\n", kernels=("cpu", "cuda", "rocm", "xpu", "metal")))
         got = set(matrix(build, sets, "all").bundle_only().names)
         expected = {f"torch{t}-cpu-aarch64-darwin" for t in ("212", "213")} | {f"torch{t}-metal-aarch64-darwin" for t in ("212", "213")}
@@ -174,7 +174,7 @@ class TestShippedBuildSets:
                 expected |= {f"torch{t}-cxx11-{cu}-{sysname}" for cu in ("cu126", "cu130", "cu132")}
             expected |= {f"torch{t}-cxx11-{r}-x86_64-linux" for r in ("rocm71", "rocm72")}
         expected |= {"torch212-cxx11-xpu20253-x86_64-linux", "torch213-cxx11-xpu20260-x86_64-linux"}
-        expected |= {"torch214-cxx11-cpu-x86_64-linux", "torch214-cxx11-cu130-x86_64-linux"}
+        expected |= {f"torch214-cxx11-{b}-{sysname}" for b in ("cpu", "cu130") for sysname in ("aarch64-linux", "x86_64-linux")}
         assert got == expected
         non_bundle = {b.label for b in sets if not b.bundle}
         assert non_bundle == {"torch 2.11 cpu x86_64-linux", "torch 2.11 tpu x86_64-linux"}
