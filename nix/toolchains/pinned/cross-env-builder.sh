@@ -8,7 +8,7 @@ source "$libSh"
 mkdir -p wheels
 for wheel in $wheels; do ln -s "$wheel" "wheels/${wheel#*-}"; done
 sp="$out/lib/python3.11/site-packages"
-install_wheels_for_machine "$sp" wheels/*.whl
+install_wheels_for_machine "$sp" $pipPlatforms wheels/*.whl  # the locked wheels' own tags (parts.nix)
 [ -f "$sp/torch/share/cmake/Torch/TorchConfig.cmake" ]
 cat > "$out/toolchain.cmake" <<CMAKE
 # Cross toolchain for $triple (written by kernel-builder's cross-env-builder.sh).

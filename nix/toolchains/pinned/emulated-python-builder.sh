@@ -35,7 +35,7 @@ echo 0x00000000413fd0c1 > "$root/sys/devices/system/cpu/cpu0/regs/identification
 mkdir -p wheels
 for wheel in $wheels; do ln -sfn "$wheel" "wheels/${wheel#*-}"; done  # a wheel in both groups once
 sp="$root/usr/lib/python3/dist-packages"  # on the target CPython's own path (Debian's site.py)
-install_wheels_for_machine "$sp" wheels/*.whl
+install_wheels_for_machine "$sp" $pipPlatforms wheels/*.whl  # the locked wheels' own tags (parts.nix)
 rm -rf "$sp/bin"
 # Bytecode, compiled here: an emulated Python compiling torch's modules on every import (the
 # store is read-only, nothing is cached) takes a third longer to import it. A .pyc is the

@@ -123,6 +123,16 @@ let
         crossDebs = builtins.concatMap group target.debianGroups;
       };
       crossLink = mkLink "kb-cc-gcc12-${machine.triple}-glibc${glibcVersion}" crossCc target.machine;
+      # pip --target installs a wheel only for the platform tags it is told: exactly those of
+      # the wheels the lock pinned (`toolchain lock` chose them by its manylinux_2_28 rule).
+      platformArgs = keys:
+        let
+          tagsOf = key: builtins.filter (t: builtins.isString t && t != "any")
+            (builtins.split "\\." (builtins.head (builtins.match ".*-([^-]+)\\.whl" lock.artifacts.${key}.file)));
+          wheelKeys = builtins.filter (key: lock.artifacts.${key}.kind == "wheel") keys;
+          tags = builtins.foldl' (acc: t: if builtins.elem t acc then acc else acc ++ [ t ]) [ ] (builtins.concatMap tagsOf wheelKeys);
+        in
+        builtins.concatStringsSep " " (map (t: "--platform ${t}") tags);
       crossEnv = name: mkBuilt "kb-env-${name}" ./cross-env-builder.sh {
         inherit python pip;
         inherit (machine) triple;
@@ -130,6 +140,7 @@ let
         cc = crossCc;
         ccLink = crossLink;
         wheels = group "env:${name}";
+        pipPlatforms = platformArgs lock.groups."env:${name}";
       };
       envs = builtins.mapAttrs (name: _: crossEnv name) target.environments;
       # The import check's Python of each environment (`requests.targets.<system>.emulation`):
@@ -145,6 +156,7 @@ let
           cc = crossCc;
           debs = builtins.concatMap group emulation.debianGroups;
           wheels = group "env:${name}" ++ group "env:${name}-emulated"; # lockfile.emulated_group
+          pipPlatforms = platformArgs (lock.groups."env:${name}" ++ lock.groups."env:${name}-emulated");
           standIns = emulation.standIns.${name} or [ ];
           loadOnly = emulation.loadOnly.${name} or [ ];
         };
