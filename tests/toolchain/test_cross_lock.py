@@ -132,3 +132,24 @@ def test_a_broken_emulation_entry_is_a_located_error(tmp_path: Path, change, mes
         load_lock(path)
     assert str(path) in caught.value.message
 
+
+
+def test_the_environments_install_their_wheels_for_exactly_the_locked_platform_tags() -> None:
+    """parts.nix hands pip --target the platform tags of the wheels the lock pinned (the
+    lock chose them by pip_platform_args' rule), so every locked wheel installs: nccl's
+    aarch64 wheels are manylinux_2_18, a tag a fixed list had left out."""
+    from kernel_builder.flake import nix
+
+    lock = load_lock(LOCK)
+    parts = REPO / "nix" / "toolchains" / "pinned" / "parts.nix"
+    cross = f'(import {parts} {{ system = "x86_64-linux"; }}).cross."aarch64-linux"'
+    seen: set[str] = set()
+    for name in lock.requests["targets"]["aarch64-linux"]["emulation"]["environments"]:
+        keys = lock.groups[f"env:{name}"] + lock.groups[f"env:{name}-emulated"]
+        wheels = [lock.artifacts[k].file for k in keys if lock.artifacts[k].kind == "wheel"]
+        tags = {t for f in wheels for t in f.removesuffix(".whl").rsplit("-", 1)[1].split(".")} - {"any"}
+        done = nix.run_nix(["eval", "--raw", "--impure", "--expr", f'{cross}.emulated."{name}".pipPlatforms'])
+        assert set(_platforms(done.stdout.split())) == tags
+        assert tags <= set(_platforms(pip_platform_args("3.11", "aarch64")))
+        seen |= tags
+    assert "manylinux_2_18_aarch64" in seen  # nccl's, for torch 2.12 and 2.14
