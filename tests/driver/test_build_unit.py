@@ -121,8 +121,9 @@ class TestCudaArchs:
             load(EXAMPLES / "relu"), variant="torch214-cxx11-cu130-x86_64-linux", backend="cuda", ops_id="_relu_cuda_x",
             source_dir=tmp_path, scratch_dir=tmp_path, torch_version=(2, 14), cuda_version=(13, 0), narrow_cuda=("9.0",),
         )
-        assert plan.archs == ("9.0",) and plan.cuda_flags[0] == "-gencode=arch=compute_90,code=sm_90"
-        assert not any("compute_80" in f for f in plan.cuda_flags)
+        [(_, options)] = plan.source_options
+        assert plan.archs == ("9.0",) and options[-1] == "-gencode=arch=compute_90,code=sm_90"
+        assert not any("compute_80" in f for f in (*plan.cuda_flags, *options))
 
     def test_gencode_and_metadata(self):
         archs = [A("9.0a"), A("8.0"), A("12.1+PTX"), A("10.0")]
@@ -272,6 +273,32 @@ class TestPlan:
         cpu = plan_compile(build, variant="v", backend="cpu", ops_id="_r_cpu_a", source_dir=source, scratch_dir=tmp_path, torch_version=(2, 13))
         assert dict(cpu.source_options) == {(source / "relu_cpu/relu_cpu.cpp").as_posix(): ("-DFAST",)}
         assert (source / "relu_cpu").as_posix() in cpu.includes
+
+    def test_each_cu_file_is_compiled_for_its_own_components_archs(self, tmp_path):
+        """As upstream (set_gencode_flags_for_srcs): sage-attention's sm_100-only component
+        failed in ptxas when its api.cu was compiled for every component's archs (sm_80)."""
+        source = tmp_path / "k"
+        import shutil
+
+        shutil.copytree(EXAMPLES / "relu", source)
+        (source / "relu_cuda" / "sm100.cu").write_text("// sm_100 only\n")
+        (source / "torch-ext" / "extra.cu").write_text("// a [torch] source\n")
+        toml = source / "build.toml"
+        text = toml.read_text().replace('"torch-ext/torch_binding.cpp"', '"torch-ext/torch_binding.cpp", "torch-ext/extra.cu"', 1)
+        assert 'cuda-capabilities = ["8.0", "9.0"]' in text  # relu_cuda's
+        text += '\n[kernel.sm100]\nbackend = "cuda"\ndepends = ["torch"]\ncuda-capabilities = ["10.0a"]\nsrc = ["relu_cuda/sm100.cu"]\n'
+        toml.write_text(text)
+        plan = plan_compile(load(source), variant="v", backend="cuda", ops_id="_r_cuda_a", source_dir=source,
+                            scratch_dir=tmp_path, torch_version=(2, 13), cuda_version=(13, 0))
+        gencode = {Path(path).name: [o for o in options if o.startswith("-gencode")] for path, options in plan.source_options}
+        assert gencode == {
+            "relu.cu": ["-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90"],
+            "sm100.cu": ["-gencode=arch=compute_100a,code=sm_100a"],
+            "extra.cu": ["-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90",
+                         "-gencode=arch=compute_100a,code=sm_100a"],
+        }
+        assert not any(f.startswith("-gencode") for f in plan.cuda_flags)
+        assert plan.archs == ("10.0a", "8.0", "9.0")  # metadata: every arch the variant builds
 
     def test_ops_py_templates(self):
         text = render_ops_py(name="relu", backend="cpu", ops_id="_relu_cpu_abc")

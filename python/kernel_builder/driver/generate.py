@@ -125,6 +125,9 @@ def plan_compile(
     for inc in framework.include or ():
         includes.append(_abs(source_dir, inc))
     all_archs: set[cuda_archs.CudaArch] = set()
+    # Each .cu file is compiled for its own component's archs, as upstream's
+    # set_gencode_flags_for_srcs does: an sm_100-only component must not meet sm_80.
+    source_archs: dict[str, set[cuda_archs.CudaArch]] = {}
     rocm_archs: set[str] = set()
     warnings: list[str] = []
     for kname, kernel in sorted(components.items()):
@@ -163,10 +166,18 @@ def plan_compile(
                 flags = tuple(kernel.cuda_flags or ()) + tuple(kernel.hip_flags or ())
                 if backend == "cuda":
                     flags += (_random_seed(rel),)
+                    source_archs.setdefault(path, set()).update(chosen)
             else:
                 flags = tuple(kernel.cxx_flags or ()) + tuple(kernel.sycl_flags or ())
             if flags:
                 options[path] = flags
+    if backend == "cuda":
+        # A .cu file of [torch] src belongs to no component: it gets every component's archs.
+        for path in sources:
+            if path.endswith(".cu") and path not in source_archs:
+                source_archs[path] = set(all_archs)
+        for path, archs_of_source in source_archs.items():
+            options[path] = (*options.get(path, ()), *cuda_archs.gencode_flags(archs_of_source))
     includes.extend(dependency_includes)
     defines = [f"TORCH_EXTENSION_NAME={ops_id}", *backend_defines(backend), *dependency_defines]
     if stable_abi is not None:
@@ -180,8 +191,7 @@ def plan_compile(
     cuda_flags: tuple[str, ...] = ()
     system_includes = tuple(extra_system_includes)
     if backend == "cuda":
-        cuda_flags = (
-            *cuda_archs.gencode_flags(all_archs),
+        cuda_flags = (  # the -gencode flags are per source (source_options)
             "-Xcompiler=-fno-gnu-unique",
             *(f"-Xcompiler={flag}" for flag in prefix_maps),
         )
