@@ -98,7 +98,7 @@ def test_the_aarch64_variant_is_an_x86_64_derivation_listed_buildable(relu: Path
     assert rows[CROSS]["buildable"], rows[CROSS]
     assert rows[CUDA]["buildable"], rows[CUDA]
     # aarch64 variants with no pinned cross toolchain stay listed, with the reason
-    other = rows["torch212-cxx11-cpu-aarch64-linux"]
+    other = rows["torch213-cxx11-cu126-aarch64-linux"]  # CUDA 12.6: on the PyTorch index only
     assert not other["buildable"] and "aarch64-linux" in other["reason"]
 
 
