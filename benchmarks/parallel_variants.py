@@ -32,7 +32,11 @@ serial part can be read off. Where the time goes (per-object builds, this 2-core
   2.09, 1.74, 1.30; -j 1 46.2-61.8 s, -j 2 26.6-39.3 s). In its best -j 2 round the eight
   objects ended at 20 s and the four links and variant steps took the last 6.6 s, both cores
   busy (26.6 s against the 23.1 s of a perfect halving): what is slower is two compiles at
-  once, not the order.
+  once, not the order. On a fresh, faster machine (one session): 1.67 (pairs 1.63, 1.69,
+  1.67; -j 1 25.2-27.1 s, -j 2 15.1-16.6 s), then 1.84 an hour later (pairs 1.77, 1.88, 1.94;
+  -j 1 25.7-27.2 s, -j 2 13.9-14.5 s). In the 1.67 run's second -j 2 round (15.4 s) both slots
+  were busy from 0.2 s to the end (each derivation started as another finished): the
+  derivations' durations summed to ~30 s against 26.1 s at -j 1, two at once each ~15% slower.
   What is left at the end is the last-named object (relu-twin's torch 2.14 binding, the
   longest unit) with its link and check: Nix knows no unit's cost, and a name sorts them.
 - two compiles at once are slower than one here: torch_binding.cpp takes 10-14 s alone and

@@ -223,7 +223,7 @@ def main() -> None:
     parser.add_argument("--no-tests", action="store_true", help="skip the kernels' own tests")
     parser.add_argument("--only", default=",".join(sorted(GROUPS)), help="variant groups to build: noarch, cpu, cuda (comma-separated)")
     parser.add_argument("--jobs", type=int, default=1, help="nix -j: derivations built at once (default 1: a shared machine)")
-    parser.add_argument("--torch", default="", help="comma-separated torch versions of the arch variants to build, e.g. 2.13 (default: all; a large CUDA kernel's variants differ only in torch's headers)")
+    parser.add_argument("--torch", default="", help="comma-separated torch versions of the arch variants to build, e.g. 2.13: the torch a variant is built with, so a stable-ABI variant matches the build set's torch (torch-stable-abi210-cu130 builds with 2.14), not the ABI it names (default: all; a large CUDA kernel's variants differ only in torch's headers)")
     parser.add_argument("--dry-run", action="store_true", help="only check-config and list what would be built")
     args = parser.parse_args()
     picked = {k for k in args.kernels.split(",") if k}
