@@ -13,9 +13,10 @@ Measured (2 cores, shared host): 2.14, then 2.19 (aarch64 20.9-22.9 s, x86_64 9.
 On a fresh, faster machine (one session, an hour apart): 1.68 (aarch64 14.2-15.1 s, x86_64
 8.5-9.1 s), then 2.08 (aarch64 10.8-11.9 s, x86_64 5.2-5.5 s). Per step (docs/nix.md, "Checks
 under emulation"): the objects and the link cost the same for both targets; the aarch64
-variant step is ~11 s of emulated `import torch` against ~2.5 s on the slower host (6.5 s of
-it under `-X importtime` on the faster one: `torch._C` 2.9 s, `torch._meta_registrations`
-1.3 s). That fixed cost is why the ratio grows as compiles get faster.
+variant step is ~11 s of emulated `import torch` against ~2.5 s on the slower host; on the
+faster one `-X importtime` under qemu counts 6.5 s (`torch._C` 2.9 s,
+`torch._meta_registrations` 1.3 s). That fixed cost is why the ratio grows as compiles get
+faster.
 Tried and not kept: importing torch with lazy symbol binding (`sys.setdlopenflags(RTLD_LAZY)`,
 the variant's own module still bound eagerly): 6.7-7.9 s against 7.1-7.3 s, no gain; a
 load-only stand-in for libcudart too (libtorch_cuda's constructors register its kernels with
