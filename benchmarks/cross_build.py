@@ -17,10 +17,18 @@ variant step is ~11 s of emulated `import torch` against ~2.5 s on the slower ho
 faster one `-X importtime` under qemu counts 6.5 s (`torch._C` 2.9 s,
 `torch._meta_registrations` 1.3 s). That fixed cost is why the ratio grows as compiles get
 faster.
+Since the import check's interpreter runs without transparent huge pages (qemu's huge
+pages for its translated code cost 1.1-1.4 s of kernel time per emulated import, 0.3-0.4 s
+without; the aarch64 variant step went from 7.1 s to 5.0-5.4 s): 2.01 (aarch64
+10.1-11.2 s, x86_64 5.0-5.5 s), then 1.94 (11.2-12.2 s, 5.8-5.9 s), where the run before
+the change, same session, gave 2.08 (12.4-13.5 s, 6.0-6.6 s).
 Tried and not kept: importing torch with lazy symbol binding (`sys.setdlopenflags(RTLD_LAZY)`,
 the variant's own module still bound eagerly): 6.7-7.9 s against 7.1-7.3 s, no gain; a
 load-only stand-in for libcudart too (libtorch_cuda's constructors register its kernels with
-it): 6.7-7.0 s of CPU time against 6.7-7.1 s, no gain.
+it): 6.7-7.0 s of CPU time against 6.7-7.1 s, no gain; other `-cpu` models (cortex-a57,
+max): no faster; bookworm-backports' qemu 10.0 again: 8.7-9.2 s against 6.6-7.1 s for
+`import torch`, alternating. The import needs the linked module, so no derivation can
+start it before the objects are compiled: it stays on the critical path.
 
     .venv/bin/python benchmarks/cross_build.py
 """

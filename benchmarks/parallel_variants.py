@@ -43,6 +43,12 @@ serial part can be read off. Where the time goes (per-object builds, this 2-core
   17-22 s beside another compile when the host is busy. Between runs minutes apart the
   ratio moved from 1.79 to 1.32 with the -j 1 time unchanged (86.7 s, 86.5 s): the host's
   contention, not the schedule, decides most of it.
+- what contends is fresh memory (docs/nix.md, "Two compiles at once, on a VM"): these VMs
+  hand freed pages back to the host at once, so each page a compiler touches is faulted in
+  from the host again. A unit including <torch/all.h> (1.36 GB peak): 0.8-0.9 s of kernel
+  time alone, 3.2-6.5 s beside another (31% of `perf -a` samples in clear_page_erms); a
+  1.5 GB memset x3: 2.3 s alone, 6.4 s and 9.4 s as a pair; a pure Python loop: not slowed.
+  GCC's ggc-min-expand/ggc-min-heapsize made it no better (more memory, or more time).
 """
 
 from __future__ import annotations

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import subprocess
+import sys
 from pathlib import Path
 
 import attrs
@@ -347,6 +348,20 @@ class TestCheckVariantOnSyntheticTrees:
 
         report = check_variant(self._tree(tmp_path), python=sys.executable)
         assert report.ok and report.errors == ()
+
+    @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_THP_DISABLE is Linux's")
+    def test_the_import_check_interpreter_runs_without_transparent_huge_pages(self):
+        """qemu-user madvises its translated code for huge pages; the import check turns
+        them off for its interpreter (the kernel says so in /proc/PID/status)."""
+        from kernel_builder.tree.checks import start_import_check
+
+        proc = start_import_check(sys.executable)
+        try:
+            status = Path(f"/proc/{proc.pid}/status").read_text()
+        finally:
+            proc.kill()
+            proc.communicate()
+        assert "THP_enabled:\t0" in status
 
     def test_the_import_path_is_read_as_site_directories(self, tmp_path, monkeypatch):
         """A python-depends wheel whose module is reachable only through its .pth file

@@ -13,11 +13,13 @@ manylinux_2_28 does not allow. ``strict_manylinux=True`` makes it an error: the 
 
 from __future__ import annotations
 
+import ctypes
 import json
 import os
 import re
 import shutil
 import subprocess
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
@@ -214,6 +216,22 @@ os._exit(0)
 """
 
 
+_PR_SET_THP_DISABLE = 41
+
+
+def _without_huge_pages() -> None:  # runs in the child between fork and exec
+    """No transparent huge pages for the import-check interpreter (inherited across exec).
+
+    qemu-user asks for huge pages for its translated code, so each first touch zeroes
+    2 MiB: under emulation that was 1.1-1.4 s of kernel time per ``import torch``, 0.3 s
+    without (docs/nix.md, "Checks under emulation"). A native interpreter asks for none,
+    so nothing changes for it."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def start_import_check(python: str) -> subprocess.Popen:
     """Start the import-check interpreter now (it imports torch and waits for a variant)."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
@@ -225,6 +243,7 @@ def start_import_check(python: str) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=_without_huge_pages if sys.platform.startswith("linux") else None,
     )
 
 
