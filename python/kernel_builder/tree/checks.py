@@ -219,17 +219,26 @@ os._exit(0)
 _PR_SET_THP_DISABLE = 41
 
 
-def _without_huge_pages() -> None:  # runs in the child between fork and exec
-    """No transparent huge pages for the import-check interpreter (inherited across exec).
+def _huge_pages_off() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that turns transparent huge pages off for the import-check
+    interpreter (inherited across exec); None off Linux.
 
     qemu-user asks for huge pages for its translated code, so each first touch zeroes
     2 MiB: under emulation that was 1.1-1.4 s of kernel time per ``import torch``, 0.3 s
     without (docs/nix.md, "Checks under emulation"). A native interpreter asks for none,
-    so nothing changes for it."""
+    so nothing changes for it. ``prctl`` is looked up here, before the fork: the child only
+    calls it (no dlopen between fork and exec)."""
+    if not sys.platform.startswith("linux"):
+        return None
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0)
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
-        pass
+        return None
+
+    def turn_off() -> None:
+        prctl(_PR_SET_THP_DISABLE, 1, 0, 0, 0)
+
+    return turn_off
 
 
 def start_import_check(python: str) -> subprocess.Popen:
@@ -243,7 +252,7 @@ def start_import_check(python: str) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
         env=env,
-        preexec_fn=_without_huge_pages if sys.platform.startswith("linux") else None,
+        preexec_fn=_huge_pages_off(),
     )
 
 
