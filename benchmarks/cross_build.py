@@ -20,8 +20,9 @@ faster.
 Since the import check's interpreter runs without transparent huge pages (qemu's huge
 pages for its translated code cost 1.1-1.4 s of kernel time per emulated import, 0.3-0.4 s
 without; the aarch64 variant step went from 7.1 s to 5.0-5.4 s): 2.01 (aarch64
-10.1-11.2 s, x86_64 5.0-5.5 s), then 1.94 (11.2-12.2 s, 5.8-5.9 s), where the run before
-the change, same session, gave 2.08 (12.4-13.5 s, 6.0-6.6 s).
+10.1-11.2 s, x86_64 5.0-5.5 s), 1.94 (11.2-12.2 s, 5.8-5.9 s), 2.02 (11.5-12.0 s,
+5.7-6.3 s) and 1.89 (11.7-13.6 s, 6.2-6.6 s), where the run before the change, same
+session, gave 2.08 (12.4-13.5 s, 6.0-6.6 s).
 Tried and not kept: importing torch with lazy symbol binding (`sys.setdlopenflags(RTLD_LAZY)`,
 the variant's own module still bound eagerly): 6.7-7.9 s against 7.1-7.3 s, no gain; a
 load-only stand-in for libcudart too (libtorch_cuda's constructors register its kernels with
