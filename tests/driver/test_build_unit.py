@@ -349,7 +349,6 @@ class TestCheckVariantOnSyntheticTrees:
         report = check_variant(self._tree(tmp_path), python=sys.executable)
         assert report.ok and report.errors == ()
 
-    @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_THP_DISABLE is Linux's")
     def test_the_import_check_interpreter_runs_without_transparent_huge_pages(self):
         """qemu-user madvises its translated code for huge pages; the import check turns
         them off for its interpreter (the kernel says so in /proc/PID/status)."""
