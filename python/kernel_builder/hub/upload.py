@@ -11,21 +11,27 @@ Steps (each a small function below, glued together by ``upload``):
    ``v<version>`` agreed by all variants);
 4. read the remote state (refs, one recursive tree listing per branch) and plan each
    branch as adds of new or changed files plus deletes of stale ones (``hub.plan``);
-5. unless a dry run: create the repo and branch when missing, then make **one commit per
-   branch** (batches only above 1000 operations) with ``parent_commit`` set, so a
-   concurrent push or a failure never leaves a branch half-updated.
+5. unless a dry run: create the repo when missing, then make **one commit per branch**
+   (batches only above 1000 operations) with ``parent_commit`` set, so a concurrent push or
+   a failure never leaves a branch half-updated. A new version branch is never created
+   empty: its commit goes to a staging branch (``kernel-builder-upload-<branch>-<hex>``,
+   which no loader reads), and the version branch is then created at that commit, so it
+   appears only with its build/, whatever stops the run (SIGINT, SIGKILL, a lost
+   connection). The staging branch is deleted; one a killed run left is deleted by the
+   next upload of that branch.
 
 Only changed files are sent: an unchanged tree makes no commit and sends no content.
 
 When a connection drops without an answer, the request may or may not have been applied.
 A lost commit is settled by reading the branch back (``_settle``): it has either the new
-commit or its old head, the error says which, and a new branch whose first commit did not
-land is removed, so a rerun always completes with the missing commits only.
+commit or its old head, the error says which, and a new branch is created only when its
+commit landed, so a rerun always completes with the missing commits only.
 """
 
 from __future__ import annotations
 
 import logging
+import secrets
 import sys
 from pathlib import Path
 from typing import Any
@@ -69,6 +75,7 @@ __all__ = [
 ]
 
 COMMIT_MESSAGE = "Uploaded using `kernel-builder`."
+STAGING_PREFIX = "kernel-builder-upload-"
 RETRY_HINT = f"{CONNECTION_HINT}: `kernel-builder upload` compares with the Hub and sends only what is missing"
 log = logging.getLogger(__name__)
 
@@ -157,14 +164,15 @@ def _operations(adds: tuple[LocalFile, ...], deletes: tuple[str, ...]) -> list[A
 
 
 def _commit_plan(
-    api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, create_pr: bool
+    api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, create_pr: bool, revision: str | None = None
 ) -> tuple[list[str], list[PullRequest]]:
-    """Commit one branch's plan; returns the commit ids and any pull requests opened."""
+    """Commit one branch's plan (to ``revision``, default its branch); returns the commit ids
+    and any pull requests opened."""
     commits: list[str] = []
     prs: list[PullRequest] = []
     batches = plan.batches(MAX_OPS_PER_COMMIT)
     parent = plan.parent_commit
-    revision = plan.branch
+    revision = revision or plan.branch
     for index, (adds, deletes) in enumerate(batches, 1):
         message = COMMIT_MESSAGE if len(batches) == 1 else f"{COMMIT_MESSAGE} (batch {index}/{len(batches)})"
         size = sum(f.size for f in adds)
@@ -190,6 +198,8 @@ def _commit_plan(
                 hint = RETRY_HINT
             elif status == 412:
                 hint = f"{repo_id}@{plan.branch} changed while uploading; nothing was committed. Rerun the upload."
+            elif plan.create:
+                hint = f"{plan.branch} was not created; rerunning `kernel-builder upload` is safe"
             else:
                 scope = f"batch {index}/{len(batches)}" if len(batches) > 1 else "this commit"
                 hint = (
@@ -226,38 +236,91 @@ def _applied(api: HfApi, repo_id: str, repo_type: str, head: str, lost: _Connect
     return added and not any(path in remote for path in lost.deletes)
 
 
-def _settle(api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, lost: _ConnectionLost) -> HubError:
-    """After a lost commit answer, find out what the branch holds and say so.
+def _lost_cause(lost: _ConnectionLost) -> str:
+    first = (str(lost.exc).strip().splitlines() or [""])[0][:200]
+    return f"{type(lost.exc).__name__}: {first}" if first else type(lost.exc).__name__
+
+
+def _settle(
+    api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, lost: _ConnectionLost, revision: str | None = None
+) -> tuple[HubError, str | None]:
+    """After a lost commit answer, find out what ``revision`` (default: the plan's branch)
+    holds: the error to report, and the new head when the commit was applied.
 
     A commit is atomic on the Hub, so the branch has either the new commit or its old head.
-    A branch this run created and whose first commit did not land is removed again.
     """
+    revision = revision or plan.branch
     what = f"committing to {repo_id}@{plan.branch}"
-    first = (str(lost.exc).strip().splitlines() or [""])[0][:200]
-    cause = f"{type(lost.exc).__name__}: {first}" if first else type(lost.exc).__name__
+    cause = _lost_cause(lost)
     try:
-        head = (_remote_refs(api, repo_id, repo_type) or {}).get(plan.branch)
+        head = (_remote_refs(api, repo_id, repo_type) or {}).get(revision)
         applied = head is not None and head != lost.parent and _applied(api, repo_id, repo_type, head, lost)
     except HubError:
         return HubError(
             f"{what} failed: connection lost ({cause}), and the Hub could not be asked whether the commit was applied",
             hint=RETRY_HINT,
-        )
+        ), None
     if head == lost.parent or head is None:
-        state = f"{plan.branch} is unchanged"
-        if plan.create and head is not None and not lost.done:
-            removed = _rollback_branch(api, repo_id, repo_type, plan.branch)
-            state = f"the new branch {plan.branch} was removed again" if removed else f"the new branch {plan.branch} is still there, empty"
-        return HubError(f"{what} failed: connection lost before the commit was applied; {state} ({cause})", hint=RETRY_HINT)
+        state = f"{plan.branch} was not created" if plan.create else f"{plan.branch} is unchanged"
+        return HubError(f"{what} failed: connection lost before the commit was applied; {state} ({cause})", hint=RETRY_HINT), None
     if applied:
         return HubError(
             f"{what}: connection lost after the commit was applied; {plan.branch} has the new commit {head[:12]} ({cause})",
             hint="rerun `kernel-builder upload` to finish: it sends only what is missing (nothing, if this was the last commit)",
-        )
+        ), head
     return HubError(
-        f"{what} failed: connection lost ({cause}), and {plan.branch} moved to {head[:12]}, which is not this upload's commit",
+        f"{what} failed: connection lost ({cause}), and {revision} moved to {head[:12]}, which is not this upload's commit",
         hint="someone else pushed to the branch meanwhile; check it, then rerun `kernel-builder upload`",
-    )
+    ), None
+
+
+def _publish_new_branch(
+    api: HfApi, repo_id: str, repo_type: str, plan: BranchPlan, refs: dict[str, str]
+) -> list[str]:
+    """Commit a new branch's plan on a staging branch, then create the branch at that commit.
+
+    The branch therefore appears only with its files: an interrupted or killed run leaves at
+    most a staging branch (deleted here, or by the next upload of this branch), never a
+    version branch that is a copy of ``main`` without build/.
+    """
+    for name in refs:
+        if name.startswith(f"{STAGING_PREFIX}{plan.branch}-"):
+            log.info("Removing %s, left by an earlier upload that was stopped", name)
+            _rollback_branch(api, repo_id, repo_type, name)
+    staging = f"{STAGING_PREFIX}{plan.branch}-{secrets.token_hex(4)}"
+    _create_branch(api, repo_id, repo_type, staging, plan.parent_commit, label=plan.branch)
+    try:
+        try:
+            done, _ = _commit_plan(api, repo_id, repo_type, plan, False, revision=staging)
+        except _ConnectionLost as lost:
+            error, head = _settle(api, repo_id, repo_type, plan, lost, revision=staging)
+            if head is not None:
+                _promote(api, repo_id, repo_type, plan.branch, head)
+            raise error from None
+        _promote(api, repo_id, repo_type, plan.branch, done[-1])
+    finally:
+        _rollback_branch(api, repo_id, repo_type, staging)
+    return done
+
+
+def _promote(api: HfApi, repo_id: str, repo_type: str, branch: str, commit: str) -> None:
+    """Create ``branch`` at ``commit`` (a staging branch's head that holds the whole upload)."""
+    try:
+        api.create_branch(repo_id, repo_type=repo_type, branch=branch, revision=commit, exist_ok=False)
+    except Exception as exc:
+        if is_connection_error(exc):
+            try:
+                if (_remote_refs(api, repo_id, repo_type) or {}).get(branch) == commit:
+                    return  # the answer was lost, the branch is there with the upload
+            except HubError:
+                pass
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        hint = (
+            f"someone else created {branch} meanwhile; check it, then rerun `kernel-builder upload`"
+            if status == 409
+            else f"{branch} was not created; rerunning `kernel-builder upload` is safe"
+        )
+        raise _failed(exc, f"creating the branch {branch} in {repo_id} at the uploaded commit {commit[:12]}", hint=hint) from None
 
 
 def _human(size: int) -> str:
@@ -365,20 +428,17 @@ def upload(options: UploadOptions, api: HfApi) -> UploadResult:
 
     commits: list[str] = []
     prs: list[PullRequest] = []
-    if version_plan.create and not version_plan.empty:
-        _create_branch(api, repo_id, repo_type, branch, refs.get("main"))
     for plan in plans:
         if plan.empty:
             log.info("%s: nothing changed (%d file(s) already up to date)", plan.branch, plan.unchanged)
             continue
+        if plan.create:
+            commits.extend(_publish_new_branch(api, repo_id, repo_type, plan, refs))
+            continue
         try:
             done, opened = _commit_plan(api, repo_id, repo_type, plan, options.create_pr)
         except _ConnectionLost as lost:
-            raise _settle(api, repo_id, repo_type, plan, lost) from None
-        except HubError:
-            if plan.create:
-                _rollback_branch(api, repo_id, repo_type, branch)
-            raise
+            raise _settle(api, repo_id, repo_type, plan, lost)[0] from None
         commits.extend(done)
         prs.extend(opened)
     status = "no_changes" if not commits else "pull_request_created" if prs else "uploaded"
@@ -406,11 +466,15 @@ def _create_repo(api: HfApi, repo_id: str, repo_type: str, private: bool) -> tup
     return repo_id, _remote_refs(api, repo_id, repo_type) or {}
 
 
-def _create_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, start: str | None) -> None:
+def _create_branch(
+    api: HfApi, repo_id: str, repo_type: str, branch: str, start: str | None, *, label: str | None = None
+) -> None:
+    """Create ``branch`` at ``start``; errors name ``label`` (the version branch a staging
+    branch is made for)."""
     try:
         api.create_branch(repo_id, repo_type=repo_type, branch=branch, revision=start, exist_ok=False)
     except Exception as exc:
-        error = _failed(exc, f"creating the branch {branch} in {repo_id}", hint="nothing was uploaded; rerun")
+        error = _failed(exc, f"creating the branch {label or branch} in {repo_id}", hint="nothing was uploaded; rerun")
         if is_connection_error(exc):
             # The answer was lost, not necessarily the request: remove a branch that holds no build.
             try:
@@ -423,13 +487,12 @@ def _create_branch(api: HfApi, repo_id: str, repo_type: str, branch: str, start:
 
 
 def _rollback_branch(api: HfApi, repo_id: str, repo_type: str, branch: str) -> bool:
-    """Remove a branch this run created when its first commit failed, so no empty version appears."""
+    """Remove a (staging or half-created) branch; best effort, the error that led here is what matters."""
     try:
         api.delete_branch(repo_id, repo_type=repo_type, branch=branch)
-        log.info("Removed the new branch %s again: its commit failed.", branch)
         return True
-    except Exception:  # noqa: BLE001 - best effort; the commit error is what matters
-        log.warning("could not remove the new, empty branch %s; delete it or rerun the upload", branch)
+    except Exception:  # noqa: BLE001 - best effort
+        log.warning("could not remove the branch %s, which holds no version; delete it or rerun the upload", branch)
         return False
 
 
