@@ -2,7 +2,7 @@
 # function here evaluates (and is tested, ../tests) without building or copying anything.
 # The derivation builders in ../builders take this set as `pure`; ../default.nix joins both.
 #
-# Type: { versions; names; matrix; inputs; kernelConfig; kernelIdentity; variantRecords; torchVersions; flakeArgs; }
+# Type: { versions; names; matrix; inputs; kernelConfig; kernelIdentity; variantRecords; torchVersions; flakeArgs; ciOutputs; }
 {
   versions = import ./versions.nix;
   names = import ./names.nix;
@@ -13,4 +13,5 @@
   variantRecords = import ./variant-records.nix;
   torchVersions = import ./torch-versions.nix;
   flakeArgs = import ./flake-args.nix;
+  ciOutputs = import ./ci-outputs.nix;
 }
