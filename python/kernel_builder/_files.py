@@ -8,6 +8,14 @@ answer: the text, or an ``UnreadableFile`` saying what is wrong. ``write_atomic`
 replaces a file through a temporary file in the same directory, so a reader or a crash
 sees the old file or the new one, never half of either; every file kernel-builder replaces
 (build.toml, locks, metadata.json, state records, cache stamps) goes through it.
+
+``walk_inside`` is the one rule for the file sets a command copies, hashes or uploads (a
+kernel's sources, tests and benchmarks; a built variant): a symlink may point only inside
+the directory it belongs to (``boundary``), and everything read is a regular file. A link
+out (``tests/hfcache -> ~/.cache/huggingface``, ``notes.txt -> /etc/passwd``) would carry a
+host file into the Nix store, ``build/`` or the Hub; a FIFO or device would block or read
+forever; a link to a directory above itself would be followed forever. Each is an
+``UnsafeFile`` naming the path, and ``read_regular`` reads a file it found with a bound.
 """
 
 from __future__ import annotations
@@ -15,10 +23,23 @@ from __future__ import annotations
 import os
 import re
 import stat
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
-__all__ = ["MAX_INPUT_BYTES", "UnreadableFile", "content_dir", "is_temporary", "read_text", "temporary_owner", "unwritable", "write_atomic"]
+__all__ = [
+    "MAX_INPUT_BYTES",
+    "UnreadableFile",
+    "UnsafeFile",
+    "check_inside",
+    "content_dir",
+    "is_temporary",
+    "read_regular",
+    "read_text",
+    "temporary_owner",
+    "unwritable",
+    "walk_inside",
+    "write_atomic",
+]
 
 MAX_INPUT_BYTES = 1 << 20  # 1 MiB: a build.toml or lock file is a few kB
 # Patterns as text: re compiles one on first use (and caches it), not at every start-up.
@@ -46,6 +67,115 @@ class UnreadableFile(Exception):
         self.reason = reason
         self.line = line
         self.column = column
+
+
+class UnsafeFile(Exception):
+    """``path`` may not be read as part of a file set: ``reason`` says why (see the module docstring)."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path} {reason}")
+        self.path = path
+        self.reason = reason
+
+
+def _inside(real: str, boundary: str) -> bool:
+    return real == boundary or real.startswith(boundary.rstrip(os.sep) + os.sep)
+
+
+def check_inside(path: Path, boundary: Path, *, what: str = "the kernel directory") -> os.stat_result:
+    """The ``stat`` of ``path`` (links followed) when ``walk_inside`` would read it (or walk
+    it), else ``UnsafeFile``: for the single files of a file set."""
+    return _judge(path, os.path.realpath(boundary), what)
+
+
+def _judge(path: Path, boundary: str, what: str) -> os.stat_result:
+    if os.path.islink(path):
+        target = os.readlink(path)
+        real = os.path.realpath(path)
+        if not _inside(real, boundary):
+            raise UnsafeFile(path, f"is a symlink to {target}, which resolves to {real}, outside {what} {boundary}")
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        raise UnsafeFile(path, f"is a symlink to {os.readlink(path)}, which does not exist (a dangling link)") from None
+    except OSError as exc:  # ELOOP: a link to itself or a cycle of links
+        raise UnsafeFile(path, f"cannot be read: {exc.strerror or exc}") from None
+    if not (stat.S_ISREG(info.st_mode) or stat.S_ISDIR(info.st_mode)):
+        raise UnsafeFile(path, f"is {_kind(info.st_mode)}, expected a regular file or a directory")
+    return info
+
+
+def walk_inside(
+    top: Path,
+    boundary: Path,
+    *,
+    what: str = "the kernel directory",
+    skip_dir: Callable[[str], bool] = lambda name: False,
+    follow_dir_links: bool = True,
+) -> Iterator[tuple[str, Path, bool]]:
+    """``(path relative to top, path, linked)`` of every regular file under ``top``, sorted.
+
+    Every entry is judged first: a symlink whose target resolves outside ``boundary`` (the
+    directory ``what`` names), a dangling link, a link cycle, a FIFO, socket or device, and
+    a link to a directory above itself are each an ``UnsafeFile`` (no file is opened to
+    tell). Links to files inside are files; links to directories inside are followed when
+    ``follow_dir_links`` (what is found there is ``linked``), else left out. ``skip_dir``
+    names directories to leave out (``__pycache__``).
+    """
+    real_boundary = os.path.realpath(boundary)
+    if not stat.S_ISDIR(_judge(top, real_boundary, what).st_mode):
+        raise UnsafeFile(top, "is not a directory")
+    yield from _walk_inside(top, "", real_boundary, what, skip_dir, follow_dir_links, False, frozenset())
+
+
+def _walk_inside(
+    directory: Path,
+    rel: str,
+    boundary: str,
+    what: str,
+    skip_dir: Callable[[str], bool],
+    follow: bool,
+    linked: bool,
+    above: frozenset[str],
+) -> Iterator[tuple[str, Path, bool]]:
+    above = above | {os.path.realpath(directory)}
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError as exc:
+        raise UnsafeFile(directory, f"cannot be listed: {exc.strerror or exc}") from None
+    for name in names:
+        path = directory / name
+        info = _judge(path, boundary, what)
+        if stat.S_ISREG(info.st_mode):
+            yield f"{rel}{name}", path, linked
+            continue
+        if skip_dir(name):
+            continue
+        is_link = os.path.islink(path)
+        real = os.path.realpath(path) if is_link else ""
+        if is_link and (real in above or _inside(os.path.realpath(directory), real)):
+            raise UnsafeFile(path, f"is a symlink to {os.readlink(path)}, a directory above it (a symlink loop)")
+        if is_link and not follow:
+            continue
+        yield from _walk_inside(path, f"{rel}{name}/", boundary, what, skip_dir, follow, linked or is_link, above)
+
+
+def read_regular(path: Path) -> bytes:
+    """The bytes of the regular file at ``path``: opened without blocking, checked to be a
+    regular file once open, and read no further than the size it had (``UnsafeFile`` when it
+    is not one, or grew while it was read)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        raise UnsafeFile(path, f"cannot be read: {exc.strerror or exc}") from None
+    with os.fdopen(fd, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise UnsafeFile(path, f"is {_kind(info.st_mode)}, expected a regular file")
+        data = handle.read(info.st_size + 1)
+    if len(data) != info.st_size:
+        raise UnsafeFile(path, f"changed while it was read ({info.st_size} bytes, then {len(data)})")
+    return data
 
 
 def _kind(mode: int) -> str:

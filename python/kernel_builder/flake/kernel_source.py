@@ -9,7 +9,11 @@ state directory, of build.toml, the flake files, the files build.toml names (``s
 (``CARD.md``, ``benchmarks/``) and the kernel's ``tests/``, which the kernel-test runs read
 (a variant derivation never does, so editing a test rebuilds no variant). The same rule filters each backend's source in Nix
 (``nix/lib/pure/inputs.nix``). A secret key among them is refused by name: nothing secret
-enters the store.
+enters the store. Every file of the set is judged by ``_files.walk_inside``: a symlink whose
+target leaves the kernel directory (``tests/hfcache -> ~/.cache/huggingface``,
+``torch-ext/relu/token.py -> ~/.cache/huggingface/token``), a FIFO, socket or device and a
+symlink loop are refused naming the path, so no host file is copied and nothing blocks;
+each file is read with ``_files.read_regular`` (never further than its size).
 
 The copy's flake.nix is the kernel's, less the ``self`` input attributes newer Nix reads
 (``inputs.self.submodules = true``, as kernels-community's deep-gemm writes, and
@@ -27,7 +31,7 @@ from pathlib import Path
 
 from kernel_builder.config.loading import read_file
 from kernel_builder.config.model import Build
-from kernel_builder._files import content_dir
+from kernel_builder._files import UnsafeFile, check_inside, content_dir, read_regular, walk_inside
 from kernel_builder.errors import ConfigError
 
 __all__ = ["is_secret_key", "kernel_files", "prepare_kernel_source", "without_self_fetch_attrs"]
@@ -68,24 +72,52 @@ def is_secret_key(path: Path) -> bool:
 
 
 def _walk(root: Path, rel: str, keep: tuple[str, ...] | None) -> Iterator[str]:
-    """Files under ``root/rel`` (``keep``: only these extensions); symlinks are followed."""
-    for dirpath, dirnames, filenames in os.walk(root / rel, followlinks=True):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP_DIRS)
-        for name in sorted(filenames):
-            if keep is None or name.rsplit(".", 1)[-1] in keep:
-                yield os.path.relpath(os.path.join(dirpath, name), root)
+    """Files under ``root/rel`` (``keep``: only these extensions), each judged by ``walk_inside``."""
+    for inner, _, _ in walk_inside(root / rel, root, skip_dir=lambda name: name in _SKIP_DIRS):
+        if keep is None or inner.rsplit(".", 1)[-1] in keep:
+            yield f"{rel}/{inner}"
+
+
+def _unsafe(exc: UnsafeFile) -> ConfigError:
+    return ConfigError(
+        f"{exc.path} {exc.reason}",
+        hint="a build copies the kernel's sources, tests/ and benchmarks/ into the Nix store, which every user "
+        "of the machine can read: a symlink may point only inside the kernel directory (copy the file in instead), "
+        "and FIFOs, sockets and devices do not belong there",
+    )
 
 
 def kernel_files(kernel_dir: Path, build: Build | None) -> list[str]:
     """The kernel files a Nix build reads, relative to ``kernel_dir``, sorted (just build.toml
-    and the flake files when build.toml does not parse: Nix then reports the error)."""
-    found: set[str] = {name for name in ("build.toml", *_FLAKE_FILES) if (kernel_dir / name).is_file()}
+    and the flake files when build.toml does not parse: Nix then reports the error).
+    ``ConfigError`` names the first file ``_files.walk_inside`` refuses."""
+    try:
+        return _kernel_files(kernel_dir, build)
+    except UnsafeFile as exc:
+        raise _unsafe(exc) from None
+
+
+def _present(path: Path, boundary: Path) -> bool:
+    """Whether ``path`` exists; ``UnsafeFile`` when it may not be read (a link out, a FIFO)."""
+    if not os.path.lexists(path):
+        return False
+    check_inside(path, boundary)
+    return True
+
+
+def _kernel_files(kernel_dir: Path, build: Build | None) -> list[str]:
+    found: set[str] = set()
+    for name in ("build.toml", *_FLAKE_FILES):
+        if _present(kernel_dir / name, kernel_dir) and (kernel_dir / name).is_file():
+            found.add(name)
     for extra in _EXTRA_DIRS:
-        if (kernel_dir / extra).is_dir():
+        if _present(kernel_dir / extra, kernel_dir) and (kernel_dir / extra).is_dir():
             found.update(_walk(kernel_dir, extra, None))
     if build is not None:
         for rel in build.input_paths():
             path = kernel_dir / rel
+            if not _present(path, kernel_dir):
+                continue
             if path.is_file():
                 found.add(rel)
             elif path.is_dir():
@@ -113,6 +145,9 @@ def prepare_kernel_source(kernel_dir: Path, state: Path) -> Path:
         build = None
     files = kernel_files(kernel_dir, build)
     _refuse_secrets(kernel_dir, files)
-    data = [(rel, (kernel_dir / rel).read_bytes()) for rel in files]
+    try:
+        data = [(rel, read_regular(kernel_dir / rel)) for rel in files]
+    except UnsafeFile as exc:  # swapped for a FIFO (or grown) since the walk
+        raise _unsafe(exc) from None
     data = [(rel, without_self_fetch_attrs(content) if rel == "flake.nix" else content) for rel, content in data]
     return content_dir(state / "kernel-sources", data, keep=_KEEP)

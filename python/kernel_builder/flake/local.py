@@ -25,6 +25,7 @@ from kernel_builder.config.model import Build
 from kernel_builder.errors import BuildError
 from kernel_builder.pyenv import Toolchain, probe_toolchain
 from kernel_builder.driver.variant import VariantResult, build_variant
+from kernel_builder.flake.kernel_source import kernel_files
 from kernel_builder.flake.selection import select_local_variants
 from kernel_builder.toolchain.state import writable_state_dir
 from kernel_builder.variants.buildsets import load_build_sets
@@ -84,6 +85,7 @@ def build_local(
     """
     kernel_dir = Path(kernel_dir)
     build = build or load(kernel_dir, check_sources=True)
+    kernel_files(kernel_dir.resolve(), build)  # the file-set rule a Nix build applies: no link out, no FIFO
     python = toolchain or sys.executable
     out = Path(out_dir) if out_dir is not None else kernel_dir / "build"
     if variants is not None:
