@@ -1,4 +1,4 @@
-"""Differential tests against PyPI ``kernels==0.17.2`` (test-only oracle).
+"""Differential tests against PyPI ``kernels==0.19.1`` (test-only oracle).
 
 The same scenario runs once with our layer API and once with the reference's, on
 identical fresh models and the same local kernel trees; both must end with the same
@@ -9,10 +9,12 @@ libraries can live in one process (no torch.ops namespace can clash).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from types import SimpleNamespace
 
 import kernel_builder.layers as ours
+import kernels as theirs  # the pinned test oracle (python/pyproject.toml test extra)
 import pytest
 import torch
 from kernel_builder.errors import KernelBuilderError
@@ -21,7 +23,6 @@ from layers_trees import fresh_mapping, kernel_repos  # noqa: F401  (fixtures)
 from torch import nn
 from torch.nn import functional as F
 
-theirs = pytest.importorskip("kernels")
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*has no digest", "ignore::UserWarning")
 
@@ -99,12 +100,20 @@ Scenario = Callable[[SimpleNamespace, dict], object]
 
 def outcome(lib_name: str, scenario: Scenario, repos: dict):
     lib = LIBS[lib_name]
+    before = set(sys.modules)
     try:
         result = scenario(lib, repos)
     except Exception as exc:  # noqa: BLE001  (the error kind is the outcome)
         if lib_name == "ours" and isinstance(exc, (ValueError, TypeError)) and not isinstance(exc, FileNotFoundError):
             assert isinstance(exc, KernelBuilderError), f"our error is not a KernelBuilderError: {exc!r}"
         return ("raises", error_kind(exc))
+    finally:
+        # Both libraries import the same trees under the same module ids; 0.19.1 reuses a
+        # module already in sys.modules that it did not import itself only after asserting
+        # it recorded it, so each side starts without the other's kernel modules.
+        for name in set(sys.modules) - before:
+            if name.startswith("_"):
+                del sys.modules[name]
     if isinstance(result, nn.Module):
         with torch.no_grad():
             return ("model", forwards(result), result(X))
@@ -189,7 +198,7 @@ def test_mode_fallback_tables(kernel_repos, table, mode, use_fallback):
 @pytest.mark.parametrize("device", ["cuda", "rocm"])
 def test_capability_ranges(kernel_repos, monkeypatch, cap, use_fallback, device):
     monkeypatch.setattr(capability, "current_capability", lambda: cap)
-    monkeypatch.setattr(theirs.layer.repos, "_find_capability", lambda: cap)
+    monkeypatch.setattr(sys.modules["kernels._internals.layer.repos"], "_find_capability", lambda *a: cap)
 
     def mapping_fn(lib, r):
         props = lib.CUDAProperties if device == "cuda" else lib.ROCMProperties
@@ -340,7 +349,7 @@ def test_selector_device_type_names_the_device_the_reference_dispatches_on(monke
     same ``kernelize`` call (its ``Device.type``), for every device spelling."""
     import sys
 
-    ref_kernelize = sys.modules["kernels.layer.kernelize"]  # the package attribute is the function
+    ref_kernelize = sys.modules["kernels._internals.layer.kernelize"]  # 0.19.1 moved its internals under _internals
     device = DEVICE_SPECS[spec]
     monkeypatch.setattr(torch.version, "hip", "7.0" if hip else None)
     dispatched: list[str] = []
@@ -354,7 +363,7 @@ def test_selector_device_type_names_the_device_the_reference_dispatches_on(monke
     assert [device_type.type] == dispatched
     # the seed-003 selector idiom works for every type
     assert (device_type.type != "cuda") == (dispatched != ["cuda"])
-    if isinstance(device, torch.device):
+    if isinstance(device, torch.device) and dispatched[0] == device.type:
         assert device_type is device
     elif dispatched[0] in ("cpu", "cuda", "mps", "xpu"):
         assert isinstance(device_type, torch.device)
@@ -392,7 +401,9 @@ def test_kernelized_func_condition_is_honoured_unlike_the_reference(kernel_repos
         model = UsesFunc()
         with lib.use_kernel_mapping({"SiluAndMul": {"cpu": repo(lib, r, "act", "SiluAndMul")}}, inherit_mapping=False):
             lib.kernelize(model, mode=lib.Mode.INFERENCE, device="cpu")
-        return silu_and_mul.forward.__func__.__qualname__
+        # 0.19.1 kernelizes a per-model copy of the function module, kept in _kernel_funcs.
+        (func,) = model.__dict__["_kernel_funcs"].values()
+        return func.forward.__func__.__qualname__
 
     assert outcome("ours", scenario, kernel_repos) == ("value", "func_module.<locals>.Func.forward")
     assert outcome("theirs", scenario, kernel_repos) == ("value", "SiluAndMul.forward")

@@ -24,7 +24,7 @@ from kernel_builder.layers.mode import (
     check_kernelize_mode,
     fallback_order,
 )
-from kernel_builder.layers.validation import check_registered_mode, supports_mode, validate_layer
+from kernel_builder.layers.validation import supports_mode, validate_layer
 
 if TYPE_CHECKING:
     import torch
@@ -68,13 +68,7 @@ def _resolve_device(model: nn.Module, device: Any) -> Device:
                 "Cannot determine model device, provide as `device` argument to `kernelize`.",
                 hint='for example kernelize(model, mode=Mode.INFERENCE, device="cuda")',
             ) from None
-        kind = param.device.type
-        if kind == "cuda":
-            import torch  # lazy: torch loads on first use, never with import kernel_builder or the CLI
-
-            if torch.version.hip is not None:
-                kind = "rocm"
-        return Device(type=kind)
+        return _from_torch_type(param.device.type)
     if isinstance(device, Device):
         return device
     if isinstance(device, str):
@@ -85,7 +79,18 @@ def _resolve_device(model: nn.Module, device: Any) -> Device:
                 hint="pass a device type without an index, e.g. 'cuda' rather than 'cuda:0'",
             )
         return Device(type=device)
-    return Device(type=device.type)
+    return _from_torch_type(device.type)
+
+
+def _from_torch_type(kind: str) -> Device:
+    """A torch device type as a mapping's device type: torch calls a ROCm GPU ``cuda``
+    (PyPI ``kernels`` 0.19.1 maps both parameters and a passed ``torch.device`` so)."""
+    if kind == "cuda":
+        import torch  # lazy: torch loads on first use, never with import kernel_builder or the CLI
+
+        if torch.version.hip is not None:
+            return Device(type="rocm")
+    return Device(type=kind)
 
 
 def _selector_device(device: Any, resolved: Device) -> Any:
@@ -138,13 +143,12 @@ class _Kernelizer:
             raise  # these already name the layer and the repository
         except KernelBuilderError as exc:
             raise _in_context(exc, f"while loading layer `{layer_name}` from {repo}") from exc
-        check_registered_mode(layer_name=layer_name, layer=layer, repo=repo, repo_mode=repo_mode)
         if not supports_mode(layer, self.mode):
             if _F.NO_COMPATIBLE_MODE not in self.fallback:
-                lacks = "torch.compile" if Mode.TORCH_COMPILE in self.mode else "backward"
+                lacks = "backward" if Mode.TRAINING in self.mode and not getattr(layer, "has_backward", True) else "torch.compile"
                 raise LayerError(
                     f"Available kernel does not support mode: {self.mode} "
-                    f"(layer `{layer_name}` from {repo} has no {lacks} support)",
+                    f"(layer `{layer_name}` from {repo} does not support {lacks}, needed for mode `{self.mode}`)",
                     hint="allow fallback, register another kernel for this mode, or kernelize for another mode",
                 )
             return cls.forward

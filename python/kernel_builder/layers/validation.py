@@ -14,7 +14,7 @@ from typing import Any
 from kernel_builder.layers.errors import LayerError, LayerValidationError
 from kernel_builder.layers.mode import Mode
 
-__all__ = ["validate_layer", "check_registered_mode", "supports_mode", "ALLOWED_EXTRA_MEMBERS"]
+__all__ = ["validate_layer", "supports_mode", "ALLOWED_EXTRA_MEMBERS"]
 
 ALLOWED_EXTRA_MEMBERS = frozenset({"can_torch_compile", "has_backward"})
 
@@ -63,22 +63,6 @@ def validate_layer(*, layer: Any, replaces: type, repo: object) -> None:
                 f"`{replaces.__name__}` has `{ref}`, {ref.kind.description}).",
                 hint="match positional / keyword-only / *args / **kwargs parameter kinds",
             )
-
-
-def check_registered_mode(*, layer_name: str, layer: type, repo: object, repo_mode: Mode) -> None:
-    """A repository registered for a mode must support it (raises even with fallback)."""
-    if Mode.TRAINING in repo_mode and not getattr(layer, "has_backward", True):
-        raise LayerError(
-            f"Function/layer from repo {repo} does not support backward.\n"
-            f"Was registered for `{layer_name}` with mode `{repo_mode}`",
-            hint="register it for Mode.INFERENCE instead",
-        )
-    if Mode.TORCH_COMPILE in repo_mode and not getattr(layer, "can_torch_compile", False):
-        raise LayerError(
-            f"Function/layer from repo {repo} does not support torch.compile.\n"
-            f"Was registered for `{layer_name}` with mode `{repo_mode}`",
-            hint="register it without Mode.TORCH_COMPILE",
-        )
 
 
 def supports_mode(layer: type, mode: Mode) -> bool:
