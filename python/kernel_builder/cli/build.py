@@ -103,7 +103,7 @@ def build(
     cuda_capabilities: str | None = None,
     clean: bool = False,
     systems: tuple[str, ...] = (),
-) -> None:
+) -> list[str] | None:
     """Build the variants of the kernel in DIRECTORY (default: .) into DIRECTORY/build.
 
     \b
@@ -184,6 +184,7 @@ def build(
     failed = [r.name for r in rows if r.status is flake_build.RowStatus.FAILED]
     if failed:
         raise BuildError(f"{len(failed)} of {len(rows)} variant(s) failed: {', '.join(failed)}")
+    return [r.name for r in rows if r.status in flake_build.DONE]  # for build-and-upload: what this run built
 
 
 def _capabilities(text: str | None) -> tuple[str, ...] | None:

@@ -3,7 +3,9 @@
 Upstream's command of that name, and the flake app ``nix run .#build-and-upload``: the
 variants are built into DIR/build exactly as ``build`` builds them, then DIR is published
 exactly as ``upload`` publishes it (repo id from build.toml's [general.hub] or --repo-id).
-Nothing is uploaded when the build fails.
+Nothing is uploaded when the build fails. Only the variants this run built are uploaded: a
+variant that build/ holds from an earlier build (older source, another --variant) is named
+and left out, never published as if it were part of this build.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from kernel_builder.cli import output
 from kernel_builder.cli.build import build
 from kernel_builder.cli.upload import upload
 
@@ -38,13 +41,20 @@ def build_and_upload(
     """Build the variants of the kernel in DIRECTORY into DIRECTORY/build, then upload them.
 
     \b
-    The same as `kernel-builder build DIR` followed by `kernel-builder upload DIR`.
+    The same as `kernel-builder build DIR` followed by `kernel-builder upload DIR
+    --variant V...` for the variants this run built: others that DIR/build holds from
+    earlier builds are named and not uploaded.
     Examples:
       kernel-builder build-and-upload .
       kernel-builder build-and-upload . --backend cpu --repo-id my-org/my-kernel
     """
-    ctx.invoke(
+    built = ctx.invoke(
         build, directory=directory, variants=variants, backends=backends, max_jobs=max_jobs, cores=cores,
         print_build_logs=print_build_logs, toolchain=toolchain,
     )
-    ctx.invoke(upload, directory=directory, repo_id=repo_id, branch=branch, create_pr=create_pr)
+    build_dir = directory / "build"
+    earlier = sorted(p.name for p in build_dir.iterdir() if p.is_dir() and p.name not in built and (p / "metadata.json").is_file()) if build_dir.is_dir() else []
+    if earlier:
+        output.note(f"not uploading {', '.join(earlier)}: {build_dir} holds them from an earlier build, not this one "
+                    "(`kernel-builder upload` publishes them on purpose)")
+    ctx.invoke(upload, directory=directory, repo_id=repo_id, branch=branch, create_pr=create_pr, variants=tuple(built))

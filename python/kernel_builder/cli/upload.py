@@ -33,6 +33,7 @@ __all__ = ["upload"]
     help="Write {status, repo_id, branch, url, pull_requests} as JSON to PATH ('-' for stdout).",
 )
 @click.option("--force", is_flag=True, help="Upload even if the tree fails the layout, metadata or digest checks.")
+@click.option("--variant", "variants", multiple=True, metavar="NAME", help="Upload only this variant (repeatable; default: every variant in the tree).")
 def upload(
     directory: Path,
     repo_id: str | None,
@@ -43,6 +44,7 @@ def upload(
     dry_run: bool,
     output_json: Path | None,
     force: bool,
+    variants: tuple[str, ...] = (),
 ) -> None:
     """Publish the built variants of DIRECTORY to the Hub.
 
@@ -55,7 +57,8 @@ def upload(
     Only new or changed files are sent, in one commit per branch, so a failed upload
     leaves the branch as it was and rerunning is safe. Files under an uploaded variant's
     directory that no longer exist locally are deleted; other variants stay. On a new
-    branch, everything under build/ that is not uploaded is removed.
+    branch, everything under build/ that is not uploaded is removed. With --variant only
+    the named variants are checked and uploaded.
 
     The token comes from HF_TOKEN or `hf auth login`; the endpoint from HF_ENDPOINT.
 
@@ -77,6 +80,7 @@ def upload(
         create_pr=create_pr,
         dry_run=dry_run,
         force=force,
+        variants=variants,
     )
     result = run_upload(options, make_api())
 

@@ -90,6 +90,7 @@ class UploadOptions:
     create_pr: bool = False
     dry_run: bool = False
     force: bool = False
+    variants: tuple[str, ...] = ()  # upload only these (default: every variant in the tree)
 
 
 @attrs.frozen
@@ -344,12 +345,28 @@ def _scan(tree: LocalTree) -> dict[str, VariantScan]:
     return out
 
 
+def _select(tree: LocalTree, names: tuple[str, ...]) -> LocalTree:
+    """The tree narrowed to ``names`` (all of it when empty); a name it lacks is an error."""
+    if not names:
+        return tree
+    if missing := [n for n in names if n not in tree.variants]:
+        raise CheckError(
+            f"{tree.build_dir} has no built variant {', '.join(missing)}",
+            hint=f"it holds: {', '.join(tree.variants) or 'none'}",
+        )
+    left = [n for n in tree.variants if n not in names]
+    if left:
+        log.info("Not uploading %s: only %s asked for", ", ".join(left), ", ".join(names))
+    keep = [n for n in tree.variants if n in names]
+    return attrs.evolve(tree, variants={n: tree.variants[n] for n in keep}, metadata={n: tree.metadata[n] for n in keep})
+
+
 def _check(tree: LocalTree, scans: dict[str, VariantScan], force: bool) -> None:
     """Refuse a tree that fails its checks (unless forced); warn about dirty builds."""
     if force:
         log.info("Skipping the tree checks (--force).")
     else:
-        reports = check_tree(tree.build_dir, scans=scans)
+        reports = [r for r in check_tree(tree.build_dir, scans=scans) if r.variant in tree.variants]
         if problems := [f"{r.variant}: {e}" for r in reports for e in r.errors]:
             listing = "\n  ".join(problems)
             raise CheckError(
@@ -396,7 +413,7 @@ def _plan(
 
 def upload(options: UploadOptions, api: HfApi) -> UploadResult:
     """Upload ``options.directory`` (see the module docstring for the steps)."""
-    tree = read_tree(options.directory)
+    tree = _select(read_tree(options.directory), options.variants)
     scans = _scan(tree)
     _check(tree, scans, options.force)
     repo_id, branch, version = choose_target(tree, options.repo_id, options.branch)
