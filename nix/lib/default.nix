@@ -13,6 +13,11 @@ in
   # Example: kernel-builder.lib.genKernelFlakeOutputs { inherit self; path = ./.; }
   genKernelFlakeOutputs = import ./builders/gen-flake-outputs.nix { inherit builderSrc context pure; };
 
+  # upstream's lib.allBuildVariantsJSON: the name of every bundle variant of the build sets,
+  # as JSON { "<system>": { "<backend>": [ "<variant>", ... ] } } (pure/ci-outputs.nix).
+  allBuildVariantsJSON = builtins.toJSON
+    (pure.ciOutputs.allBuildVariants (builtins.fromJSON (builtins.readFile ../build-sets.json)));
+
   # Exposed for tests and tools.
   inherit (pure) kernelConfig;
   inherit context;

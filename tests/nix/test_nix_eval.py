@@ -77,7 +77,7 @@ def test_flake_check_passes_and_outputs_have_the_documented_shape(tmp_path: Path
         )
         for output in ("packages", "devShells", "checks", "legacyPackages")
     }
-    assert shown["packages"] == ["build-and-copy", "build-and-upload", "build-variants", "bundle", "ci", "default"]
+    assert shown["packages"] == ["build-and-copy", "build-and-upload", "build-variants", "bundle", "ci", "ci-test", "default", "kernels"]
     assert shown["devShells"] == ["default", "test", *PINNED_RELU_BUILT]
     assert shown["checks"] == sorted([*PINNED_RELU, *(f"{name}-tests" for name in PINNED_RELU)])  # relu has tests/
     assert {"variants", "redistributable", "bundle", "variantTable"} <= set(shown["legacyPackages"])

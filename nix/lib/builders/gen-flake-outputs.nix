@@ -203,31 +203,121 @@ let
       select = context.testSelect or null;
     }))
     (if hasTests then runnable else [ ]);
-  info = map
-    (v: {
-      inherit (v) name kind backend bundle;
-      torch = v.buildSet.torch;
-      backendVersion = v.buildSet.backendVersion or null;
-      buildable = v.toolchain.available;
-      reason = v.toolchain.reason;
-      buildSet = v.buildSet.key;
-      toolchainProvider = if v.toolchain.available then v.toolchain.identity.toolchainProvider else null;
-      toolchainPython = if v.toolchain.available then v.toolchain.toolchainPython else null;
-    })
-    variants;
+  infoOf = v: {
+    inherit (v) name kind backend bundle;
+    torch = v.buildSet.torch;
+    backendVersion = v.buildSet.backendVersion or null;
+    buildable = v.toolchain.available;
+    reason = v.toolchain.reason;
+    buildSet = v.buildSet.key;
+    toolchainProvider = if v.toolchain.available then v.toolchain.identity.toolchainProvider else null;
+    toolchainPython = if v.toolchain.available then v.toolchain.toolchainPython else null;
+  };
+  info = map infoOf variants;
+
+  # ---- CI outputs with upstream's meaning (docs/nix.md "CI outputs") ----
+  # Outputs for every system the build sets name, not only this one: kernels-community's
+  # CI evaluates `--system aarch64-linux`. A view is the variants of one system (arch
+  # variants of that system, noarch ones everywhere). Another system's arch variants are
+  # this system's cross-built derivations where the pinned toolchains make them (the same
+  # derivations as above), else listed with the reason nothing here builds them.
+  ciOutputs = pure.ciOutputs;
+  allSystems = pure.matrix.systemsOf (pure.matrix.expandBuildSets buildSets);
+  systemOf = v: v.crossTarget or system;
+  viewOf = s:
+    let
+      here = builtins.filter (v: v.kind == "noarch" || systemOf v == s) variants;
+      known = map (v: v.name) here;
+      # arch variants of a system this toolchain does not cross-build: the provider says why
+      missingRecords = map (r: r // { crossTarget = s; buildSets = map (bs: bs // { system = s; }) r.buildSets; })
+        (builtins.filter (r: !(builtins.elem r.name known))
+          (pure.variantRecords.records buildSets config.toml s));
+    in
+    if s == system then builtins.filter (v: !(v ? crossTarget)) variants
+    else here ++ map withToolchain missingRecords;
+  asRecord = v: { inherit (v) name backend bundle; torch = v.buildSet.torch; backendVersion = v.buildSet.backendVersion or null; };
+  bundleOf = members: import ./bundle.nix {
+    inherit config system path context kernel shell;
+    variants = map (v: { name = v.name; drv = viewRedistributable.${v.name}; }) members;
+  };
+  # the view's derivations: this system's redistributable, and the unbuildable ones' errors
+  viewRedistributable = redistributable // byName (mkVariant { })
+    (builtins.concatMap (s: builtins.filter (v: !(redistributable ? ${v.name})) (viewOf s)) allSystems);
+  ciTestOf = v: import ./ci-test.nix {
+    inherit config system;
+    variant = v.name;
+    tree = redistributable.${v.name};
+    inherit (v) toolchain;
+    tests = if hasTests then testsSrc else null;
+    testSite = testSiteOf v;
+  };
+  ciTests = byName ciTestOf runnable;
+  ciTestVariant = ciOutputs.testPick (map asRecord runnable);
+  kernelsCli = v: import ./kernels-cli.nix {
+    inherit system;
+    inherit (v) toolchain;
+    site = if v.toolchain ? testSite then v.toolchain.testSite [ (requiredPackage "kernels") ] else null;
+  };
+  ciViewOf = s:
+    let
+      view = viewOf s;
+      viewBuildable = builtins.filter (v: v.toolchain.available) view;
+      viewBundle = builtins.filter (v: v.bundle) viewBuildable;
+      byBackend = vs: builtins.foldl' (acc: v: acc // { ${v.backend} = (acc.${v.backend} or [ ]) ++ [ v ]; }) { } vs;
+      representative = ciOutputs.representatives (map asRecord viewBuildable);
+      toolchainPackages = v:
+        let t = v.toolchain; in
+        builtins.removeAttrs (t.parts or { }) (builtins.filter (n: (t.parts or { }).${n} == null) (builtins.attrNames (t.parts or { })))
+        // (let site = testSiteOf v; in if site == null then { } else { testSite = site; });
+    in
+    {
+      variants = map (v: v.name) view;
+      variantTable = map infoOf view;
+      bundleVariants = map (v: v.name) (builtins.filter (v: v.bundle) view);
+      buildableVariants = map (v: v.name) viewBuildable;
+      redistributable = byName (v: viewRedistributable.${v.name}) view;
+      bundle = bundleOf viewBundle;
+      # every buildable bundle variant of one backend (releases)
+      backendBundle = builtins.mapAttrs (_: bundleOf) (byBackend viewBundle);
+      # one variant per backend: the newest torch (pull requests)
+      backendCi = builtins.mapAttrs (_: r: bundleOf [ (builtins.head (builtins.filter (v: v.name == r.name) viewBuildable)) ]) representative;
+      archVariants = ciOutputs.archVariants buildSets config.toml s;
+      # each buildable variant's toolchain (upstream: the variant's nixpkgs package set)
+      pkgs = byName toolchainPackages viewBuildable;
+    };
+  ciViews = builtins.listToAttrs (map (s: { name = s; value = ciViewOf s; }) (allSystems ++ (if builtins.elem system allSystems then [ ] else [ system ])));
+  ciHere = ciViews.${system};
+  otherSystems = builtins.filter (s: s != system) (builtins.attrNames ciViews);
+  # another system's outputs: its view's bundle, backend bundles and names (built here)
+  otherOutputs = f: builtins.listToAttrs (map (s: { name = s; value = f ciViews.${s}; }) otherSystems);
+  otherPackages = otherOutputs (view: {
+    default = view.bundle;
+    inherit (view) bundle;
+    build-variants = import ./build-variants.nix { inherit config system shell; inherit (view) bundle; };
+    build-and-copy = import ./build-variants.nix { inherit config system shell; inherit (view) bundle; program = "build-and-copy"; };
+  });
+  otherLegacyPackages = otherOutputs (view: {
+    inherit (view) variants variantTable bundleVariants buildableVariants redistributable bundle
+      backendBundle backendCi archVariants pkgs;
+    # the tests of a cross-built variant need its machine (see ci-test.nix)
+    ciTests = { };
+  });
 in
 {
-  packages.${system} = {
+  packages = otherPackages // { ${system} = {
     default = bundle;
     inherit bundle;
     build-variants = buildVariants;
     build-and-copy = buildAndCopy;
     build-and-upload = buildAndUpload;
     inherit ci;
-  };
+  } // (if ciTestVariant == null then { } else {
+    ci-test = ciTests.${ciTestVariant.name};
+    kernels = kernelsCli (builtins.head (builtins.filter (v: v.name == ciTestVariant.name) runnable));
+  }); };
   # Non-derivation values live here so that `nix flake check` passes; the CLI paths stay
   # `.#variants`, `.#redistributable.<variant>`.
-  legacyPackages.${system} = {
+  legacyPackages = otherLegacyPackages // { ${system} = {
     variants = map (v: v.name) variants;
     bundleVariants = map (v: v.name) (builtins.filter (v: v.bundle) variants);
     buildableVariants = map (v: v.name) buildable;
@@ -247,7 +337,10 @@ in
     inherit testShells;
     # pythonCheckInputs' package set, by name (each: its pinned wheels).
     checkPackages = builtins.mapAttrs (_: p: p.keys) checkPackages;
-  };
+    # upstream's CI outputs (see ciViewOf): this system's variants only
+    inherit (ciHere) backendBundle backendCi archVariants pkgs;
+    inherit ciTests;
+  }; };
   devShells = {
     ${system} = devShells // (if runnable == [ ] then { } else {
       default = devShells.${(builtins.head runnable).name};

@@ -21,6 +21,8 @@ let
   buildSets = builtins.fromJSON (builtins.readFile ../../build-sets.json);
   matrixNames = map (v: v.name) ((import ../pure/matrix.nix).matrix buildSets (builtins.fromTOML (builtins.readFile (relu + "/build.toml"))) system).variants;
   cpuNames = builtins.filter (n: builtins.match ".*-cpu-.*" n != null) matrixNames;
+  newestCpu = (builtins.head (builtins.sort (a: b: (import ../pure/versions.nix).compare a.torch b.torch > 0)
+    (builtins.filter (r: r.backend == "cpu" && r.bundle) legacy.variantTable))).name;
 in
 {
   genKernelFlakeOutputs = {
@@ -33,7 +35,7 @@ in
         devShells = builtins.attrNames outputs.devShells.${system};
       };
       expected = {
-        packages = [ "build-and-copy" "build-and-upload" "build-variants" "bundle" "ci" "default" ];
+        packages = [ "build-and-copy" "build-and-upload" "build-variants" "bundle" "ci" "ci-test" "default" "kernels" ];
         checks = builtins.sort builtins.lessThan (cpuNames ++ map (n: "${n}-tests") cpuNames);
         devShells = [ "default" "test" ] ++ cpuNames;
       };
@@ -87,7 +89,50 @@ in
       expr = builtins.all (n: legacy.checkPackages ? ${n}) [ "pytest" "numpy" "kernels" "einops" ];
       expected = true;
     };
+    # upstream's CI outputs (docs/nix.md "CI outputs")
+    backendCiIsTheNewestTorchOfEachBuildableBackend = {
+      expr = builtins.mapAttrs (_: b: b.variantNames) legacy.backendCi;
+      expected = { cpu = [ newestCpu ]; };
+    };
+    backendBundleIsEveryBundleVariantOfTheBackend = {
+      expr = builtins.mapAttrs (_: b: b.variantNames) legacy.backendBundle;
+      expected = { cpu = builtins.filter (n: builtins.elem n legacy.bundleVariants) cpuNames; };
+    };
+    ciTestRunsTheNewestBuildableVariant = {
+      expr = { inherit (outputs.packages.${system}.ci-test) name; tests = builtins.attrNames legacy.ciTests; };
+      expected = { name = "relu-${newestCpu}-ci-test"; tests = cpuNames; };
+    };
+    ciTestScriptNamesTheVariantAndKernelsCi = {
+      expr = builtins.map (s: builtins.match ".*${s}.*" outputs.packages.${system}.ci-test.script != null)
+        [ "-m kernels_ci" "LOCAL_KERNELS='kernels-test/relu=" "KERNEL_BUILDER_TEST_VARIANT='${newestCpu}'" ];
+      expected = [ true true true ];
+    };
+    archVariantsAreThePureOnes = {
+      expr = legacy.archVariants;
+      expected = (import ../pure/ci-outputs.nix).archVariants buildSets (builtins.fromTOML (builtins.readFile (relu + "/build.toml"))) system;
+    };
+    pkgsForBuildableVariants = { expr = builtins.attrNames legacy.pkgs; expected = cpuNames; };
+    # every system of the build sets has outputs; another system's arch variants are its own
+    everySystemOfTheBuildSets = {
+      expr = builtins.attrNames outputs.legacyPackages;
+      expected = (import ../pure/matrix.nix).systemsOf ((import ../pure/matrix.nix).expandBuildSets buildSets);
+    };
+    aarch64LinuxVariantsAreItsOwn = {
+      expr = let l = outputs.legacyPackages.aarch64-linux; in {
+        variants = builtins.all (n: builtins.match ".*-aarch64-linux" n != null) l.variants;
+        backends = builtins.attrNames l.backendCi;
+        ciTests = l.ciTests;
+        packages = builtins.attrNames outputs.packages.aarch64-linux;
+      };
+      expected = { variants = true; backends = [ "cpu" ]; ciTests = { }; packages = [ "build-and-copy" "build-variants" "bundle" "default" ]; };
+    };
     needsPath = { expr = (builtins.tryEval (lib.genKernelFlakeOutputs { toolchainProvider = fake; }).legacyPackages.${system}.variants).success; expected = false; };
+  };
+  allBuildVariantsJSON = {
+    isThePureOne = {
+      expr = builtins.fromJSON lib.allBuildVariantsJSON;
+      expected = (import ../pure/ci-outputs.nix).allBuildVariants buildSets;
+    };
   };
   kernelConfig = {
     relu = { expr = (lib.kernelConfig relu).name; expected = "relu"; };
