@@ -139,9 +139,64 @@ def test_free_threaded_rejects_arch() -> None:
     assert res.best == "torch-cpu" and "free-threaded" in res.rejected[0].reason
 
 
-def test_cann_noarch_is_npu() -> None:
+def test_cann_noarch_is_the_backend_name() -> None:
+    """kernels 0.19.1 matches a noarch name against the backend's name (cann), not npu."""
     system = System(backend="cann 8.0", **LINUX)
-    assert accepted(system, ["torch-npu", "torch-cann", "torch-universal"]) == ["torch-npu", "torch-universal"]
+    assert accepted(system, ["torch-npu", "torch-cann", "torch-universal"]) == ["torch-cann", "torch-universal"]
+
+
+NEW_CPU = "torch-2.13-cxx11-cpu-cpython-3.9-abi3-x86_64-linux"
+
+
+def test_new_style_names_resolve_like_legacy_ones() -> None:
+    system = System(backend="cpu", torch_version=(2, 13), cxx11_abi=True, cpu="x86_64", os="linux", python_version=(3, 11))
+    names = [NEW_CPU, "torch213-cxx11-cpu-x86_64-linux", "torch-stable-abi-2.11-cpu-cpython-3.9-abi3-x86_64-linux",
+             "torch-2.13-cpu-cpython-3.12-abi3-x86_64-linux"]
+    assert accepted(system, names) == [
+        "torch-stable-abi-2.11-cpu-cpython-3.9-abi3-x86_64-linux",
+        NEW_CPU,
+        "torch213-cxx11-cpu-x86_64-linux",
+    ]
+    rejected = {r.variant: r.reason for r in resolve(system, names).rejected}
+    assert "Python 3.12 or later is required, system Python is 3.11" in rejected["torch-2.13-cpu-cpython-3.12-abi3-x86_64-linux"]
+
+
+def test_python_version_and_abi_rank() -> None:
+    """abi3 before abi3t on a GIL Python, then the newest Python version first."""
+    system = System(backend="cpu", torch_version=(2, 13), cpu="x86_64", os="linux", python_version=(3, 15))
+    names = ["torch-2.13-cpu-cpython-3.15-abi3t-x86_64-linux", "torch-2.13-cpu-cpython-3.10-abi3-x86_64-linux",
+             "torch-2.13-cpu-cpython-3.13-abi3-x86_64-linux"]
+    assert accepted(system, names) == [names[2], names[1], names[0]]
+
+
+def test_free_threaded_python_loads_only_abi3t() -> None:
+    names = ["torch-2.13-cpu-cpython-3.15-abi3t-x86_64-linux", "torch-2.13-cpu-cpython-3.9-abi3-x86_64-linux", "torch213-cpu-x86_64-linux"]
+    ft = dict(backend="cpu", torch_version=(2, 13), cpu="x86_64", os="linux", free_threaded=True)
+    assert accepted(System(python_version=(3, 15), **ft), names) == [names[0]]
+    assert accepted(System(python_version=(3, 14), **ft), names) == []
+    reasons = {r.variant: r.reason for r in resolve(System(python_version=(3, 14), **ft), names).rejected}
+    assert "abi3t is required" in reasons["torch213-cpu-x86_64-linux"]
+    assert "Python 3.15 or later is required" in reasons[names[0]]
+
+
+def test_sdk_and_mlx_variants() -> None:
+    system = System(backend="cuda 12.8", torch_version=(2, 13), cpu="x86_64", os="linux", python_version=(3, 12))
+    names = ["sdk", "sdk-cuda", "sdk-rocm", "sdk-cpython-3.12-abi3-x86_64-linux", "sdk-cuda-12.6-cpython-3.9-abi3-x86_64-linux",
+             "mlx-cuda", "torch-cuda"]
+    assert accepted(system, names) == [
+        "sdk-cuda-12.6-cpython-3.9-abi3-x86_64-linux", "sdk-cpython-3.12-abi3-x86_64-linux", "torch-cuda", "sdk-cuda", "sdk",
+    ]
+    assert "MLX is not installed" in {r.variant: r.reason for r in resolve(system, names).rejected}["mlx-cuda"]
+    with_mlx = System(backend="metal", cpu="aarch64", os="darwin", mlx=True)
+    assert accepted(with_mlx, ["mlx-metal", "mlx-cuda"]) == ["mlx-metal"]
+
+
+def test_rocm_minor_versions_are_compatible() -> None:
+    """0.19.1 treats ROCm like CUDA: same major, minor no newer than the system's."""
+    system = System(backend="rocm 7.2", torch_version=(2, 13), cxx11_abi=True, **{k: v for k, v in LINUX.items() if k not in ("torch_version", "cxx11_abi")})
+    names = ["torch213-cxx11-rocm70-x86_64-linux", "torch213-cxx11-rocm72-x86_64-linux", "torch213-cxx11-rocm73-x86_64-linux",
+             "torch-2.13-cxx11-rocm-7.14-cpython-3.9-abi3-x86_64-linux"]
+    assert accepted(system, names) == [names[1], names[0]]
 
 
 def test_unparsable_names_rejected_last_with_reason() -> None:

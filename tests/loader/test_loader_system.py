@@ -42,13 +42,15 @@ def test_all_facts_given_means_no_probe(monkeypatch: pytest.MonkeyPatch) -> None
     def boom() -> None:
         raise AssertionError("probed")
 
-    for name in ("_probe_platform", "_probe_torch", "_probe_torch_backend", "_probe_cudart", "_probe_tvm_ffi", "_probe_free_threaded"):
+    for name in ("_probe_platform", "_probe_torch", "_probe_torch_backend", "_probe_cudart", "_probe_tvm_ffi",
+                 "_probe_free_threaded", "_probe_mlx"):
         monkeypatch.setattr(sysmod, name, boom)
     s = detect_system(
         backend="cu128", cpu="aarch64", os="linux", torch_version="2.12.1", cxx11_abi=False,
-        tvm_ffi_version=None, macos_version=None, free_threaded=False,
+        tvm_ffi_version=None, macos_version=None, free_threaded=False, python_version=(3, 12), mlx=False,
     )
-    assert s == System(backend=BackendInfo("cuda", (12, 8)), cpu="aarch64", os="linux", torch_version=(2, 12), cxx11_abi=False)
+    assert s == System(backend=BackendInfo("cuda", (12, 8)), cpu="aarch64", os="linux", torch_version=(2, 12), cxx11_abi=False,
+                       python_version=(3, 12))
     assert s.backend.variant_str == "cu128"
 
 
@@ -122,6 +124,13 @@ def _this_machine_candidates() -> list[str]:
         names |= {f"torch-stable-abi{major}{m}-{arch}", f"torch{major}{m}-cxx11-cu130-{s.cpu}-{s.os}"}
     other_cpu = "aarch64" if s.cpu == "x86_64" else "x86_64"
     names |= {f"torch{major}{minor}-cxx11-cpu-{other_cpu}-{s.os}", f"torch{major}{minor}-cpu-{s.cpu}-windows"}
+    # New-style names: this Python's version and its neighbours, both ABIs, SDKs, MLX.
+    py_major, py_minor = s.python_version
+    for p in (py_minor - 1, py_minor, py_minor + 1):
+        names |= {f"torch-{major}.{minor}-cxx11-cpu-cpython-{py_major}.{p}-abi3-{s.cpu}-{s.os}",
+                  f"torch-stable-abi-{major}.{minor - 1}-cpu-cpython-{py_major}.{p}-abi3-{s.cpu}-{s.os}",
+                  f"sdk-cpython-{py_major}.{p}-abi3-{s.cpu}-{s.os}"}
+    names |= {f"torch-{major}.{minor}-cpu-cpython-3.15-abi3t-{s.cpu}-{s.os}", "sdk", "sdk-cpu", "mlx-cpu"}
     return sorted(names)
 
 
@@ -134,7 +143,7 @@ def test_detection_agrees_with_reference_on_this_machine(backend: str | None) ->
     """
     import random
 
-    from kernels import variants as kv
+    from kernels._internals import variants as kv  # 0.19.1 keeps its internals under _internals
 
     from kernel_builder.variants.resolve import resolve
 

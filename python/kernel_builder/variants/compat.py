@@ -48,12 +48,16 @@ FITS = Fit()
 
 def fits(variant: Variant, system: System) -> Fit:
     """Whether ``system`` can load ``variant`` (the loader's acceptance rule)."""
-    if variant.kind is Kind.NOARCH:
-        wanted = system.backend.noarch_name
+    if variant.kind in (Kind.NOARCH, Kind.MLX):
+        if variant.kind is Kind.MLX and not system.mlx:
+            return Fit("MLX is not installed in the environment")
+        wanted = system.backend.name.value
         if variant.noarch in (wanted, "universal"):
             return FITS
         return Fit(f"noarch backend {variant.noarch} does not match system backend {wanted} and is not universal")
-    return _first(variant, system, _platform, _framework, _compute)
+    if variant.kind is Kind.SDK:
+        return _first(variant, system, _python, _platform, _sdk_backend)
+    return _first(variant, system, _python, _platform, _framework, _compute)
 
 
 def _first(variant: Variant, system: System, *checks) -> Fit:
@@ -65,13 +69,35 @@ def _first(variant: Variant, system: System, *checks) -> Fit:
     return FITS
 
 
+def _python(variant: Variant, system: System) -> Fit | None:
+    """A free-threaded Python loads only abi3t; any Python needs the version named (3.9 for
+    a legacy name)."""
+    tag = variant.python_tag
+    if tag is None:
+        return None
+    if tag.abi == "abi3" and system.free_threaded:
+        return Fit("abi3 is not supported on free-threaded Python, abi3t is required")
+    if system.python_version is not None and system.python_version < tag.version:
+        return Fit(f"Python {_fmt(tag.version)} or later is required, system Python is {_fmt(system.python_version)}")
+    return None
+
+
 def _platform(variant: Variant, system: System) -> Fit | None:
-    if system.free_threaded:
-        return Fit("arch kernels need the stable ABI, which free-threaded Python < 3.15 lacks")
+    if variant.cpu is None:
+        return None
     if variant.cpu != system.cpu:
         return Fit(f"CPU {variant.cpu} does not match system CPU {system.cpu}")
     if variant.os != system.os:
         return Fit(f"OS {variant.os} does not match system OS {system.os}")
+    return None
+
+
+def _sdk_backend(variant: Variant, system: System) -> Fit | None:
+    if variant.compute is not None:
+        return _compute(variant, system)
+    wanted = system.backend.name.value
+    if variant.noarch is not None and variant.noarch != wanted:
+        return Fit(f"backend {variant.noarch} does not match system backend {wanted}")
     return None
 
 
@@ -95,15 +121,21 @@ def _framework(variant: Variant, system: System) -> Fit | None:
     return None
 
 
+# Backends whose variants run on any system version with the same major and a minor no
+# newer than the system's (CUDA 12.6 kernels on CUDA 12.8); others need the exact version.
+_MINOR_COMPATIBLE = (Backend.CUDA, Backend.ROCM)
+
+
 def _compute(variant: Variant, system: System) -> Fit | None:
     theirs, mine = variant.compute, system.backend
     assert theirs is not None
-    if theirs.name is Backend.CUDA and mine.name is Backend.CUDA:
+    if theirs.name is mine.name and theirs.name in _MINOR_COMPATIBLE:
         theirs_v, mine_v = theirs.version or (0, 0), mine.version or (0, 0)
         if theirs_v[0] != mine_v[0] or theirs_v[1] > mine_v[1]:
-            return Fit(f"CUDA {_fmt(theirs_v)} is not compatible with system CUDA {_fmt(mine_v)} (same major, minor <= system)")
+            name = "CUDA" if theirs.name is Backend.CUDA else "ROCm"
+            return Fit(f"{name} {_fmt(theirs_v)} is not compatible with system {name} {_fmt(mine_v)} (same major, minor <= system)")
         return None
-    if theirs.variant_str != mine.variant_str:
+    if (theirs.name, theirs.version) != (mine.name, mine.version):
         return Fit(f"backend {theirs.variant_str} does not match selected backend {mine.variant_str}")
     if theirs.name is Backend.METAL and (system.macos_version is None or system.macos_version < METAL_MIN_MACOS):
         return Fit(
@@ -124,7 +156,7 @@ def _fits_some_backend(variant: Variant, system: System) -> Fit:
 
 def importable(variant: Variant, system: System) -> Fit:
     """Whether the torch ``system`` describes can import ``variant`` (for the import check)."""
-    if variant.kind is Kind.NOARCH:
+    if variant.is_noarch:
         return FITS
     if system.torch_version is None:
         return Fit("the checking Python has no importable torch")
@@ -136,9 +168,10 @@ def buildable(variant: Variant, system: System) -> Fit:
 
     For a backend no toolchain here compiles (ROCm, XPU, Metal ...) only the framework
     must fit: the driver then writes the build files and says the toolchain is missing."""
-    if variant.kind is Kind.NOARCH:
+    if variant.is_noarch:
         return FITS
-    assert variant.compute is not None
+    if variant.compute is None:
+        return Fit("a backend-agnostic SDK variant is not built by kernel-builder")
     backend = variant.compute.name
     if not spec(backend).compilable_here:
         return _first(variant, system, _framework)
@@ -151,7 +184,8 @@ def buildable(variant: Variant, system: System) -> Fit:
 def compilable_here(variant: Variant) -> bool:
     """Whether a toolchain for ``variant``'s backend and platform exists on these machines
     (Linux, CPU or CUDA); noarch variants compile nothing."""
-    if variant.kind is Kind.NOARCH:
+    if variant.is_noarch:
         return True
-    assert variant.compute is not None
+    if variant.compute is None:
+        return False
     return spec(variant.compute.name).compilable_here and variant.os == "linux"

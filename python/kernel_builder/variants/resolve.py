@@ -60,10 +60,31 @@ class Resolution:
         return format_trace(self)
 
 
+def _python_rank(v: Variant) -> tuple[int, int, int]:
+    """abi3 before abi3t (a GIL Python prefers abi3), then the newest Python version."""
+    tag = v.python_tag
+    if tag is None:
+        return (0, 0, 0)
+    return (0 if tag.abi == "abi3" else 1, -tag.version[0], -tag.version[1])
+
+
+def _compute_rank(v: Variant) -> int:
+    """The newest compatible minor of a versioned backend first."""
+    if v.compute is None:
+        return 1  # a backend-agnostic SDK is the least specific
+    return -(v.compute.version or (0, 0))[1] if spec(v.compute.name).versioned else 0
+
+
 def _rank(v: Variant) -> tuple[int, ...]:
-    """Smaller is better: stable ABI (newest first) < torch (tagless first) < tvm-ffi = noarch."""
-    if v.kind is Kind.NOARCH:
-        return (2, 0, 0, 1 if v.noarch == "universal" else 0)
+    """Smaller is better: stable ABI (newest first) < torch (tagless first) < tvm-ffi <
+    SDK with compiled parts < noarch (torch, MLX; universal last) < SDK for a backend < bare
+    SDK; arch ties broken by Python ABI and version."""
+    if v.kind in (Kind.NOARCH, Kind.MLX):
+        return (4, 0, 0, 1 if v.noarch == "universal" else 0, 0, 0, 0)
+    if v.kind is Kind.SDK:
+        if v.python is None:
+            return (5 if v.noarch is not None else 6, 0, 0, 0, 0, 0, 0)
+        return (3, 0, 0, _compute_rank(v), *_python_rank(v))
     major, minor = v.version or (0, 0)
     if v.kind is Kind.STABLE_ABI:
         framework = (0, -major, -minor)
@@ -71,8 +92,7 @@ def _rank(v: Variant) -> tuple[int, ...]:
         framework = (1, 0, 0 if v.cxx11 is None else 1)
     else:
         framework = (2, 0, 0)
-    assert v.compute is not None
-    return (*framework, -(v.compute.version or (0, 0))[1] if spec(v.compute.name).versioned else 0)
+    return (*framework, _compute_rank(v), *_python_rank(v))
 
 
 def resolve(system: System, names: Iterable[str]) -> Resolution:

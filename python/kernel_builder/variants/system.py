@@ -2,7 +2,7 @@
 
 ``System`` holds every fact variant resolution needs: torch version and C++11 ABI flag,
 the compute backend and its version, CPU architecture, OS, macOS version, tvm-ffi
-version and whether Python is free-threaded. ``detect_system()`` fills the facts it is
+version, the Python version, whether Python is free-threaded and whether MLX is installed. ``detect_system()`` fills the facts it is
 not given from cached ``_probe_*`` functions, so tests and ``--system`` style overrides
 pass values in and never touch the machine. No probe needs a GPU: a CPU-only machine
 (or one whose GPU is absent) still gets a complete answer.
@@ -84,7 +84,9 @@ class System:
     """Everything variant resolution needs to know about a machine.
 
     ``torch_version`` is ``(major, minor)`` or ``None`` without torch; ``cxx11_abi`` is only
-    known on Linux (``None`` elsewhere); ``macos_version`` only on macOS.
+    known on Linux (``None`` elsewhere); ``macos_version`` only on macOS. ``python_version``
+    ``None`` means "not known": no variant is refused for the Python version it names.
+    ``free_threaded`` is a Python built without the GIL (it loads only ``abi3t`` variants).
     """
 
     backend: BackendInfo = attrs.field(converter=_backend_converter)
@@ -95,6 +97,8 @@ class System:
     tvm_ffi_version: tuple[int, int] | None = attrs.field(default=None, converter=_opt_pair)
     macos_version: tuple[int, ...] | None = attrs.field(default=None, converter=_opt_tuple)
     free_threaded: bool = False
+    python_version: tuple[int, int] | None = attrs.field(default=None, converter=_opt_pair)
+    mlx: bool = False
 
     @property
     def supported_backends(self) -> dict[str, BackendInfo]:
@@ -124,6 +128,7 @@ def toolchain_system(toolchain: Toolchain, host: Platform | None = None) -> Syst
         os=host.os,
         torch_version=major_minor(toolchain.torch_version),
         cxx11_abi=toolchain.cxx11_abi if host.os == "linux" else None,
+        python_version=toolchain.python_version,
     )
 
 
@@ -228,7 +233,12 @@ def _probe_tvm_ffi() -> str | None:
 
 
 def _probe_free_threaded() -> bool:
-    return sys.version_info < (3, 15) and bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+    return bool(sysconfig.get_config_var("Py_GIL_DISABLED"))
+
+
+@functools.lru_cache(maxsize=None)
+def _probe_mlx() -> bool:
+    return importlib.util.find_spec("mlx") is not None
 
 
 def detect_system(
@@ -241,6 +251,8 @@ def detect_system(
     tvm_ffi_version: Any = UNSET,
     macos_version: Any = UNSET,
     free_threaded: Any = UNSET,
+    python_version: Any = UNSET,
+    mlx: Any = UNSET,
 ) -> System:
     """Describe this machine; every fact given as an argument replaces its probe.
 
@@ -266,6 +278,10 @@ def detect_system(
         tvm_ffi_version = _probe_tvm_ffi()
     if free_threaded is UNSET:
         free_threaded = _probe_free_threaded()
+    if python_version is UNSET:
+        python_version = sys.version_info[:2]
+    if mlx is UNSET:
+        mlx = _probe_mlx()
     return System(
         backend=backend,
         cpu=cpu,
@@ -275,4 +291,6 @@ def detect_system(
         tvm_ffi_version=tvm_ffi_version,
         macos_version=macos_version,
         free_threaded=free_threaded,
+        python_version=python_version,
+        mlx=mlx,
     )
