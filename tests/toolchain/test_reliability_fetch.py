@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 from filelock import FileLock
@@ -88,12 +88,27 @@ def test_a_waiting_fetch_says_what_it_waits_for(tmp_path: Path) -> None:
     lock_file.parent.mkdir(parents=True)
     held = FileLock(str(lock_file))
     held.acquire()
+    said = f"waiting for another `kernel-builder toolchain fetch` to finish (it holds {lock_file})"
+    lines: list[str] = []
+    reached = threading.Event()
+
+    def read(stream) -> None:  # noqa: ANN001 - the child's stderr
+        for line in stream:
+            lines.append(line)
+            if said in line:
+                reached.set()
+
     try:
         proc = _fetch(state)
-        time.sleep(3)
-        assert proc.poll() is None  # it waits...
+        reader = threading.Thread(target=read, args=(proc.stderr,), daemon=True)
+        reader.start()
+        # the event, not a clock: the child says it reached the lock and waits there
+        assert reached.wait(300), "".join(lines)
+        assert proc.poll() is None  # ...and it is still waiting while the lock is held
     finally:
         held.release()
-    _, err = proc.communicate(timeout=600)
+    proc.wait(timeout=600)
+    reader.join(60)
+    err = "".join(lines)
     assert proc.returncode == 0, err
-    assert f"waiting for another `kernel-builder toolchain fetch` to finish (it holds {lock_file})" in err
+    assert err.count(said) == 1
