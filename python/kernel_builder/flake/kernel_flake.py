@@ -12,7 +12,9 @@ itself reaches Nix as a copy of the files its build reads (``flake.kernel_source
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shlex
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,8 +26,9 @@ from kernel_builder._source import BuilderSource, builder_source
 from kernel_builder.config.loading import read_file
 from kernel_builder.config.portability import refuse_host_specific_flags
 from kernel_builder._files import content_dir, unwritable
-from kernel_builder.errors import BuildError, ConfigError, NixError
+from kernel_builder.errors import BuildError, ConfigError, KernelBuilderError, NixError
 from kernel_builder.flake.kernel_source import prepare_kernel_source
+from kernel_builder.flake.nix import flake_path
 from kernel_builder.identity import KernelIdentity, kernel_identity
 from kernel_builder.toolchain.host.discover import discover, is_stale, load_toolchains, toolchains_path, write_toolchains
 from kernel_builder.toolchain.host.record import ToolchainsRecord, to_json
@@ -75,7 +78,7 @@ def kernel_flake_ref(kernel_dir: Path, *, state: Path | None = None) -> str:
     """The flake reference for the kernel directory: ``path:`` of a copy of exactly the files
     the build reads (``flake.kernel_source``), never the directory itself, whose ``build/``,
     keys and untracked files Nix would copy into the world-readable store."""
-    return f"path:{prepare_kernel_source(kernel_dir.resolve(), state or state_dir())}"
+    return f"path:{flake_path(prepare_kernel_source(kernel_dir.resolve(), state or state_dir()))}"
 
 
 def prepare_flake_input(
@@ -166,7 +169,29 @@ def prepare_kernel_flake(
             write_toolchains(record, state=state)
     identity = kernel_identity(kernel_dir)
     options = {"cudaCapabilities": list(cuda_capabilities)} if cuda_capabilities else None
-    flake_input = prepare_flake_input(record, identity, state=state, options=options, test_select=test_select)
-    args = ("--override-input", "kernel-builder", f"path:{flake_input}", "--no-write-lock-file")
-    ref = kernel_flake_ref(kernel_dir, state=state)
+    try:
+        flake_input = prepare_flake_input(record, identity, state=state, options=options, test_select=test_select)
+        args = ("--override-input", "kernel-builder", f"path:{flake_path(flake_input)}", "--no-write-lock-file")
+        ref = kernel_flake_ref(kernel_dir, state=state)
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        raise state_full_error(state, exc) from None
     return PreparedFlake(ref, args, identity, toolchains_path(state))
+
+
+def state_full_error(state: Path, exc: OSError) -> KernelBuilderError:
+    """The state directory's file system is full: name it, and say what frees space there
+    (``nix-store --gc`` only when the store shares that file system)."""
+    try:
+        shared = os.stat(state).st_dev == os.stat("/nix/store").st_dev
+    except OSError:
+        shared = False
+    where = f"{exc.filename} in " if exc.filename else ""
+    also = "; `nix-store --gc` frees space there too (the Nix store is on the same file system)" if shared else ""
+    return KernelBuilderError(
+        f"cannot write {where}the state directory {state}: {exc.strerror} (kernel-builder copies the kernel "
+        "and its own flake there before every build)",
+        hint=f"free space on the file system holding {state} (`df -h {shlex.quote(str(state))}`), or set "
+        f"KERNEL_BUILDER_STATE_DIR to a directory on another file system{also}",
+    )

@@ -8,12 +8,15 @@ nothing depends on the user's nix.conf.
 from __future__ import annotations
 
 import enum
+import hashlib
 import json
 import os
 import re
 import shlex
 import shutil
+import stat
 import subprocess
+import tempfile
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -41,6 +44,7 @@ __all__ = [
     "derivations",
     "empty_registry",
     "eval_json",
+    "flake_path",
     "generate_cache_key",
     "input_closure",
     "invalid_paths",
@@ -60,13 +64,67 @@ def empty_registry() -> Path:
     """An empty flake registry file, so nix never tries to download the global one.
 
     It lives in the state directory, not in a shared temporary directory where another
-    user could plant a registry (or a symlink) under the same name first.
+    user could plant a registry (or a symlink) under the same name first. The path given
+    to nix is ``flake_path``'s (a ``#`` would start a comment in ``NIX_CONFIG``).
     """
     path = state_dir() / "empty-flake-registry.json"
     if not path.is_file():
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomic(path, '{"flakes":[],"version":2}\n')
-    return path
+    return flake_path(path)
+
+
+# Characters a path may hold and still be written verbatim into a ``path:`` flake URL and a
+# nix.conf line. Nix 2.8 does not percent-decode ``path:`` URLs, so ``#``, ``?``, ``%`` and
+# spaces cannot be escaped there at all.
+_NIX_SAFE = re.compile(r"[A-Za-z0-9/._+=,@~-]+")
+
+
+def flake_path(path: Path) -> Path:
+    """``path`` itself, or, when it holds a character a flake URL or nix.conf cannot carry
+    (a state directory or HOME with ``#``, ``?`` or a space), the same file reached through
+    a symlink: ``<tmp>/kernel-builder-links-<uid>/<hash>`` points at the deepest such
+    directory and the rest of the path follows it. The link directory is this user's own
+    (0700, checked), so no other user can redirect it. The last component must be safe: a
+    ``path:`` flake that is itself a symlink is refused by Nix."""
+    text = str(path)
+    if _NIX_SAFE.fullmatch(text):
+        return path
+    parts = path.parts
+    cut = max(i for i, part in enumerate(parts, 1) if not _NIX_SAFE.fullmatch(part))  # the deepest unsafe name
+    if cut == len(parts):
+        raise ConfigError(
+            f"{path} cannot be given to nix: its last component holds a character a flake URL cannot carry",
+            hint="rename it to letters, digits and ._+=,@~-",
+        )
+    target = Path(*parts[:cut])
+    link = _link_dir() / hashlib.sha256(str(target).encode()).hexdigest()[:20]
+    if not (link.is_symlink() and os.readlink(link) == str(target)):
+        tmp = link.with_name(f".{link.name}.pid{os.getpid()}.tmp")
+        tmp.unlink(missing_ok=True)
+        os.symlink(target, tmp)
+        os.replace(tmp, link)
+    return link.joinpath(*parts[cut:])
+
+
+def _link_dir() -> Path:
+    """This user's directory of ``flake_path`` links, made 0700 and checked to be ours."""
+    base = tempfile.gettempdir()
+    if not _NIX_SAFE.fullmatch(base):
+        base = "/tmp"
+    links = Path(base) / f"kernel-builder-links-{os.getuid()}"
+    try:
+        links.mkdir(mode=0o700, exist_ok=True)
+        info = os.lstat(links)
+    except OSError as exc:
+        raise ConfigError(f"cannot make {links}: {exc.strerror}", hint="set TMPDIR to a writable directory") from None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise ConfigError(
+            f"{links} is not a private directory of this user (another user may have made it)",
+            hint=f"remove it, or set TMPDIR to a directory of your own; kernel-builder keeps links to paths "
+            "that a flake URL cannot carry there",
+        )
+    return links
 
 
 def nix_env(

@@ -19,6 +19,8 @@ one-variant build assembles it there, ``kernel-builder build`` copies a Nix outp
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import logging
 import os
 import re
@@ -30,7 +32,7 @@ from pathlib import Path
 
 from kernel_builder._files import is_temporary, temporary_owner
 from kernel_builder.tree.digest import compute_digest
-from kernel_builder.errors import CheckError
+from kernel_builder.errors import BuildError, CheckError
 from kernel_builder.tree.metadata import Metadata, write_digest
 
 __all__ = [
@@ -41,7 +43,9 @@ __all__ = [
     "hash_tree",
     "hash_variants",
     "install_variant",
+    "no_room_hint",
     "publish",
+    "remove_staging",
     "stale_staging",
     "stale_temporaries",
     "staging_dir",
@@ -217,13 +221,50 @@ def install_variant(source: Path, build_dir: Path, name: str) -> Path:
         source = source / name
     clean_stale_staging(build_dir)  # left by a killed run
     staged = staging_dir(build_dir, name)
-    shutil.copytree(source, staged, symlinks=True, dirs_exist_ok=True)
-    for path in [staged, *staged.rglob("*")]:
-        if not path.is_symlink():
-            path.chmod(path.stat().st_mode | 0o200)
+    first: list[OSError] = []
+
+    def copy(src: str, dst: str) -> None:
+        try:
+            shutil.copy2(src, dst)
+        except OSError as exc:
+            first.append(exc)
+            raise
+
+    try:
+        shutil.copytree(source, staged, symlinks=True, dirs_exist_ok=True, copy_function=copy)
+        for path in [staged, *staged.rglob("*")]:
+            if not path.is_symlink():
+                path.chmod(path.stat().st_mode | 0o200)
+    except OSError as exc:  # shutil.Error (every file that failed) is one too
+        remove_staging(staged)
+        cause = first[0] if first else exc
+        written = getattr(cause, "filename2", None) or getattr(cause, "filename", None)  # sendfile names both
+        where = f" (writing {written})" if written else ""
+        raise BuildError(
+            f"cannot install {name} into {build_dir}: {getattr(cause, 'strerror', None) or cause}{where}; "
+            f"{build_dir / name} is unchanged",
+            hint=(no_room_hint(cause, build_dir) or "check that the build directory is writable")
+            + "; the variant stays built in the Nix store, so the rerun only copies it",
+        ) from None
     target = build_dir / name
     publish(staged, target)
     return target
+
+
+def remove_staging(staged: Path) -> None:
+    """Remove a staging directory even where the copy left read-only directories in it."""
+    for path in [staged, *staged.rglob("*")]:
+        if path.is_dir() and not path.is_symlink():
+            with contextlib.suppress(OSError):
+                path.chmod(path.stat().st_mode | 0o700)
+    shutil.rmtree(staged, ignore_errors=True)
+
+
+def no_room_hint(exc: BaseException, place: Path) -> str | None:
+    """What to do when ``exc`` says the file system holding ``place`` is full, else ``None``."""
+    if getattr(exc, "errno", None) not in (errno.ENOSPC, errno.EDQUOT):
+        return None
+    return f"free space on the file system holding {place} (`df -h {shlex.quote(str(place))}`) and rerun"
 
 
 def tree_size(path: Path) -> int:
@@ -237,11 +278,11 @@ def hash_variants(variants: Sequence[Path]) -> None:
         path = variant / "metadata.json"
         Metadata.read(path)
         try:
-            write_digest(path, compute_digest(variant))
+            write_digest(path, compute_digest(variant, contained=True))
         except OSError as exc:
             raise CheckError(
                 f"cannot write {path}: {exc.strerror or exc}",
-                hint="hash a writable copy of the tree (e.g. build/, not a read-only nix result/)",
+                hint=no_room_hint(exc, variant) or "hash a writable copy of the tree (e.g. build/, not a read-only nix result/)",
             ) from None
 
 
