@@ -135,7 +135,10 @@ def select_archs(
 ) -> list[CudaArch]:
     """The archs one ``[kernel.NAME]`` compiles for; ``BuildError`` when none is left.
 
-    ``supported`` (from nvcc) trims the default set to what this toolkit can emit.
+    ``supported`` (from nvcc) trims the default set to what this toolkit can emit, and the
+    requested archs too: the loose intersection would otherwise pick a requested arch the
+    toolkit dropped (``7.0`` for target ``7.5`` with CUDA 13, which has no ``sm_70``) and
+    nvcc would fail on it; left out, it is one of ``dropped``'s warnings.
     """
     targets = default_archs(cuda_version)
     if supported is not None:
@@ -146,6 +149,8 @@ def select_archs(
         wanted = [CudaArch.parse(r) for r in requested]
     except ValueError as exc:
         raise BuildError(f"build.toml: [kernel.{kernel}] cuda-capabilities: {exc}") from None
+    if supported is not None:
+        wanted = [w for w in wanted if w.base in supported]
     result = intersect(wanted, targets)
     if not result:
         have = " ".join(str(t) for t in sorted(targets))
