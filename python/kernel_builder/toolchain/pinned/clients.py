@@ -7,14 +7,16 @@ Debian seed out of its .deb the same way.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
 from kernel_builder import _children
 from kernel_builder.errors import ConfigError
 
-__all__ = ["apt_arch_args", "extract_seed", "nar_sha256", "pip_platform_args", "run_tool", "seed_nar_hash", "wheel_machine"]
+__all__ = ["apt_arch_args", "extract_seed", "nar_sha256", "pip_env", "pip_platform_args", "run_tool", "seed_nar_hash", "wheel_machine"]
 
 
 def _manylinux(machine: str) -> list[str]:
@@ -30,6 +32,17 @@ def pip_platform_args(python: str = "3.11", machine: str = "x86_64") -> list[str
     for tag in _manylinux(machine):
         args += ["--platform", tag]
     return args
+
+
+def pip_env(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of the lock's and fetch's pip: ``environ`` (default: this process's)
+    with every setting kept (index, certificates, timeouts) but constraints. A machine may cap
+    a package in its pip configuration (a ``constraint =`` line: ``torch<=2.14.1`` where only
+    those wheels lie on its disk); the lock pins what the public index serves and fetch
+    downloads exactly that, so both see only their own constraints. An environment variable
+    outranks every configuration file and ``os.devnull`` is an empty constraints file: no
+    machine file is read or touched."""
+    return {**(os.environ if environ is None else environ), "PIP_CONSTRAINT": os.devnull}
 
 
 def wheel_machine(file: str) -> str:
@@ -48,11 +61,12 @@ def apt_arch_args(names: list[str]) -> list[str]:
     return ["-o", "APT::Architectures::=amd64", *(arg for arch in foreign for arg in ("-o", f"APT::Architectures::={arch}"))]
 
 
-def run_tool(argv: list[str], what: str, *, cwd: Path | None = None, hint: str | None = None) -> str:
+def run_tool(argv: list[str], what: str, *, cwd: Path | None = None, hint: str | None = None,
+             env: dict[str, str] | None = None) -> str:
     """Run one of the ordinary clients (apt, pip, dpkg-deb, nix-hash); its stdout, or a
     ``ConfigError`` with the command and the end of its stderr."""
     try:
-        done = _children.run(argv, cwd=cwd)  # own process group: SIGINT/SIGTERM stop it and are waited for
+        done = _children.run(argv, cwd=cwd, env=env)  # own process group: SIGINT/SIGTERM stop it and are waited for
     except OSError as exc:
         raise ConfigError(f"cannot run {argv[0]}: {exc.strerror}", hint=f"{what} needs {argv[0]} on PATH") from None
     if done.returncode != 0:

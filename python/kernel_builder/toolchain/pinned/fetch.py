@@ -25,7 +25,7 @@ from filelock import FileLock, Timeout
 
 from kernel_builder.errors import ConfigError, NixError
 from kernel_builder.flake.nix import invalid_paths, run_nix
-from kernel_builder.toolchain.pinned.clients import apt_arch_args, extract_seed, nar_sha256, pip_platform_args, run_tool, wheel_machine
+from kernel_builder.toolchain.pinned.clients import apt_arch_args, extract_seed, nar_sha256, pip_env, pip_platform_args, run_tool, wheel_machine
 from kernel_builder.toolchain.pinned.lockfile import Artifact, Seed, ToolchainLock
 from kernel_builder.toolchain.pinned.roots import register_roots
 from kernel_builder.toolchain.state import clean_stale_scratch, scratch_dir, state_dir
@@ -120,7 +120,7 @@ def _download_wheels(artifacts: list[Artifact], into: Path, python: str) -> dict
         for machine in sorted({wheel_machine(a.file) for a in batch}):  # an aarch64 wheel needs aarch64 tags
             run_tool(["python3", "-m", "pip", "download", "--no-deps", "--quiet", "--disable-pip-version-check", "-d", str(into),
                       *pip_platform_args(python, machine), *[f"{a.name}==={a.version}" for a in batch if wheel_machine(a.file) == machine]],
-                     "pip download", cwd=into, hint=_REACH)
+                     "pip download", cwd=into, hint=_REACH, env=pip_env())
     files = {}
     by_name = {p.name.replace("%2B", "+"): p for p in into.iterdir() if p.is_file()}
     for artifact in artifacts:

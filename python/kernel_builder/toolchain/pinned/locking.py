@@ -30,7 +30,7 @@ from packaging.utils import canonicalize_name
 from kernel_builder import _children
 from kernel_builder._files import write_atomic
 from kernel_builder.errors import ConfigError
-from kernel_builder.toolchain.pinned.clients import apt_arch_args, pip_platform_args, run_tool, seed_nar_hash
+from kernel_builder.toolchain.pinned.clients import apt_arch_args, pip_env, pip_platform_args, run_tool, seed_nar_hash
 from kernel_builder.toolchain.pinned.fetch import download_debs
 from kernel_builder.toolchain.pinned.lockfile import SCHEMA, Artifact, ToolchainLock, emulated_group, load_lock, lock_path, store_name
 from kernel_builder.toolchain.pinned.lockrequests import check_package_name
@@ -125,7 +125,7 @@ def _pip_report(options: list[str], requirements: list[str], constraints: Mappin
                 "--report", str(report), "--target", str(Path(tmp) / "target"), *options,
                 *(["--constraint", str(pins)] if constraints else []), *requirements]
         try:
-            done = _children.run(argv)
+            done = _children.run(argv, env=pip_env())
         except OSError as exc:
             raise ConfigError(f"cannot run python3: {exc.strerror}", hint="pip install --dry-run --report needs python3 on PATH") from None
         return json.loads(report.read_text()) if done.returncode == 0 else f"{done.stdout}\n{done.stderr}".strip()
