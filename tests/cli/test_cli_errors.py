@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -12,15 +13,40 @@ import pytest
 from kernel_builder import errors
 
 
-def test_each_error_class_has_its_own_exit_code() -> None:
-    codes = {
-        errors.KernelBuilderError: 1, errors.ConfigError: 3, errors.BuildError: 4, errors.NixError: 5,
-        errors.HubError: 6, errors.LoadError: 7, errors.CheckError: 8,
-    }
-    assert {cls: cls.exit_code for cls in codes} == codes
-    documented = (Path(__file__).resolve().parents[2] / "docs" / "cli.md").read_text()
-    for cls, code in codes.items():
-        assert f"| {code} |" in documented and f"`{cls.__name__}`" in documented
+CODES = {
+    errors.KernelBuilderError: 1, errors.ConfigError: 3, errors.BuildError: 4, errors.NixError: 5,
+    errors.HubError: 6, errors.LoadError: 7, errors.CheckError: 8,
+}
+CLI_MD = Path(__file__).resolve().parents[2] / "docs" / "cli.md"
+
+
+def test_each_error_class_has_its_own_exit_code_as_documented() -> None:
+    assert {cls: cls.exit_code for cls in CODES} == CODES
+    assert _documented_codes(CLI_MD.read_text()) == {cls.__name__: code for cls, code in CODES.items()}
+
+
+def _documented_codes(text: str) -> dict[str, int]:
+    """``{class name: code}`` from the rows of docs/cli.md's "Exit codes" table, each row
+    read as a whole, so that a class shown beside another class's code is caught."""
+    section = text.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("| ") and not line.startswith(("| code", "|---"))]
+    found: dict[str, int] = {}
+    for row in rows:
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        match = re.fullmatch(r"`(\w+)`", cells[-1])
+        if match:
+            assert match.group(1) not in found, f"{match.group(1)} has two rows"
+            found[match.group(1)] = int(cells[0])
+    return found
+
+
+def test_rows_with_swapped_codes_would_fail() -> None:
+    """The check above reads the pairing, not just that each code and name appear."""
+    text = CLI_MD.read_text()
+    three = next(line for line in text.splitlines() if line.startswith("| 3 |"))
+    four = next(line for line in text.splitlines() if line.startswith("| 4 |"))
+    swapped = text.replace(three, "\0").replace(four, three.replace("| 3 |", "| 4 |", 1)).replace("\0", four.replace("| 4 |", "| 3 |", 1))
+    assert _documented_codes(swapped)["ConfigError"] == 4 != CODES[errors.ConfigError]
 
 
 def _check_config(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
