@@ -86,3 +86,16 @@ def test_preferences_are_the_groups_own_pins_then_the_locks_single_versions() ->
     kernels = {a.version for a in lock.artifacts.values() if a.name == "kernels"}
     assert len(kernels) == 1 and new["kernels"] == kernels.pop()
     assert "setuptools" not in new and "torch" not in new  # several versions pinned: the request decides
+
+
+def test_a_machines_pip_constraint_does_not_cap_the_lock(index: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # As /etc/xdg/pip/pip.conf caps torch here: a configuration file's `constraint =`.
+    cap = tmp_path / "constraints.txt"
+    cap.write_text("alpha<=1.0\n")
+    config = tmp_path / "pip.conf"
+    config.write_text(f"[global]\nconstraint = {cap}\n")
+    monkeypatch.setenv("PIP_CONFIG_FILE", str(config))
+    monkeypatch.delenv("PIP_CONSTRAINT", raising=False)
+    assert versions(["alpha"]) == {"alpha": "1.1"}  # the index's newest, not the machine's cap
+    assert versions(["gamma"]) == {"alpha": "1.1", "gamma": "1.0"}  # the cap would make this unresolvable
+    assert cap.read_text() == "alpha<=1.0\n" and config.is_file()  # no machine file touched
