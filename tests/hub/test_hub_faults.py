@@ -60,10 +60,10 @@ def _bad_json(root: Path) -> str:
 
 
 def _uncovered_symlinked_dir(root: Path) -> str:
-    outside = root / "elsewhere"
-    outside.mkdir()
-    (outside / "payload.py").write_text("EVIL = 1\n")
-    (root / "build" / "torch-cpu" / "extra").symlink_to(outside)
+    inside = root / "build" / "torch-cpu" / "sub"  # a link out of the variant: tests/hub/test_reliability_links.py
+    inside.mkdir()
+    (inside / "payload.py").write_text("EVIL = 1\n")
+    (root / "build" / "torch-cpu" / "extra").symlink_to("sub")
     rehash(root / "build" / "torch-cpu")  # the digest skips the linked directory
     return "torch-cpu: digest: extra/payload.py would be uploaded but the digest does not cover it"
 

@@ -96,8 +96,17 @@ def local_file(path_in_repo: str, source: Path | None = None, content: bytes | N
 
 
 def variant_files(scan: VariantScan, prefix: str) -> list[LocalFile]:
-    """Every scanned file of a variant as ``<prefix>/<relpath>``, sorted (the scan holds no bytecode)."""
-    out = [LocalFile(f"{prefix}/{f.relpath}", f.path, f.size, f.blob_id, f.sha256) for f in scan.files]
+    """Every scanned file of a variant as ``<prefix>/<relpath>``, sorted (the scan holds no bytecode).
+
+    A file the scan left unread (no digest covers it; the checks refuse it unless the upload
+    is forced) is read here, when it is sent anyway.
+    """
+    out = [
+        LocalFile(f"{prefix}/{f.relpath}", f.path, f.size, f.blob_id, f.sha256)
+        if f.blob_id is not None and f.sha256 is not None
+        else local_file(f"{prefix}/{f.relpath}", f.path)
+        for f in scan.files
+    ]
     return sorted(out, key=lambda f: f.path_in_repo)
 
 

@@ -300,6 +300,17 @@ def _importable(variant_name: str, python: str, platform: Platform | None = None
     return importable(parsed, system).reason
 
 
+def _unsafe_entry(root: Path) -> str | None:
+    """Why the variant's files may not be read at all (a symlink out of the variant, a FIFO,
+    a device, a link loop: ``digest``'s file-set rule), found before any file is opened;
+    the other checks would read them."""
+    try:
+        uncovered_files(root)
+    except CheckError as exc:
+        return exc.message
+    return None
+
+
 def _uncovered(root: Path, scan: VariantScan | None) -> list[str]:
     """Files an upload would send that the digest does not cover (under a symlinked directory)."""
     try:
@@ -337,6 +348,14 @@ def check_variant(
     """
     root = Path(variant_dir)
     name = variant_name or root.name
+    if scan is None and (unsafe := _unsafe_entry(root)) is not None:  # a scan judged every entry already
+        if import_process is not None:
+            import_process.kill()
+            import_process.communicate()
+        report = CheckReport(name, (f"files: {unsafe}",))
+        if raise_errors:
+            report.raise_for_errors()
+        return report
     errors: list[str] = []
     warnings: list[str] = []
     notes: list[str] = []

@@ -4,7 +4,9 @@ A digest maps every file of a variant (path relative to the variant, ``/``-separ
 sorted) to the base64 of its SHA-256 (or SHA-512) hash. ``metadata.json`` and
 ``metadata.json.sigstore`` at the top, anything under ``__pycache__`` and ``*.pyc`` files
 are left out: they are either the digest's own container or byproducts of importing.
-Symlinks to files are hashed through; symlinks to directories are not followed.
+Symlinks to files are hashed through; symlinks to directories are not followed; a FIFO,
+a device or a link loop is refused, and so is a symlink out of the variant where the tree is
+a kernel's build tree (``hash``, ``check``, ``upload``: ``_walk``).
 The loader verifies the digest before importing; ``kernel-builder hash`` writes it.
 
 ``scan_variant`` serves ``upload``: it reads every file an upload sends once and keeps,
@@ -23,7 +25,7 @@ from typing import Any
 
 import attrs
 
-from kernel_builder._files import is_temporary
+from kernel_builder._files import UnsafeFile, is_temporary, walk_inside
 from kernel_builder.errors import CheckError
 
 __all__ = [
@@ -111,52 +113,45 @@ def _hash_file(path: Path, algorithm: str) -> str:
     return base64.b64encode(hasher.digest()).decode("ascii")
 
 
-def _walk(
-    root: Path, rel: str = "", *, follow: bool = False, linked: bool = False, above: frozenset[str] = frozenset()
-) -> Iterator[tuple[str, Path, bool]]:
+def _walk(root: Path, *, follow: bool = False, contained: bool = False) -> Iterator[tuple[str, Path, bool]]:
     """Yield ``(relpath, path, linked)`` of the regular files (or links to them) under ``root``.
 
-    ``follow`` descends into symlinked directories, marking what is found there ``linked``
-    (the digest leaves it out; an upload sends it); a link back to a directory above is refused.
+    The file-set rule (``_files.walk_inside``): a dangling link, a link loop and a FIFO,
+    socket or device are a ``CheckError`` naming the path, found before any file is read;
+    with ``contained`` so is a symlink out of the variant (``notes.txt -> /etc/passwd``), which
+    ``hash``, ``check`` and ``upload`` refuse in a build tree (the loader's Hub cache, by
+    contrast, links every file of a snapshot to a blob outside it). ``follow`` descends into
+    symlinked directories, marking what is found there ``linked`` (the digest leaves it out;
+    an upload would send it).
     """
-    above = above | {os.path.realpath(root)}
-    with os.scandir(root) as entries:
-        for entry in sorted(entries, key=lambda e: e.name):
-            relpath = f"{rel}{entry.name}"
-            if entry.is_dir(follow_symlinks=False):
-                if entry.name != "__pycache__":
-                    yield from _walk(Path(entry.path), relpath + "/", follow=follow, linked=linked, above=above)
-                continue
-            if entry.is_symlink():
-                if not os.path.exists(entry.path):
-                    raise CheckError(
-                        f"cannot hash {root / entry.name}: the symlink points to a missing file",
-                        hint="remove the dangling link or copy the real file into the variant",
-                    )
-                if os.path.isdir(entry.path):
-                    if follow and entry.name != "__pycache__":
-                        if os.path.realpath(entry.path) in above:
-                            raise CheckError(
-                                f"{root / entry.name} links to a directory above it (a symlink loop)",
-                                hint="remove the link; a variant holds its files, not links to directories",
-                            )
-                        yield from _walk(Path(entry.path), relpath + "/", follow=True, linked=True, above=above)
-                    continue
-            if entry.is_file() and not is_temporary(entry.name):  # a half-written file is never content
-                yield relpath, Path(entry.path), linked
+    boundary = root if contained else Path(os.sep)
+    try:
+        for relpath, path, linked in walk_inside(
+            root, boundary, what="the variant directory", skip_dir=lambda name: name == "__pycache__", follow_dir_links=follow
+        ):
+            if not is_temporary(path.name):  # a half-written file is never content
+                yield relpath, path, linked
+    except UnsafeFile as exc:
+        raise CheckError(
+            str(exc),
+            hint="a variant holds its own files: a symlink may point only inside the variant directory "
+            "(copy the file in instead), and FIFOs, sockets and devices do not belong there",
+        ) from None
 
 
 @attrs.frozen
 class ScannedFile:
     """One file read once: its size, its digest hash (``None`` when the digest leaves it out)
-    and the ids the Hub lists for it (git blob sha1, and sha256 for LFS/xet files), in hex."""
+    and the ids the Hub lists for it (git blob sha1, and sha256 for LFS/xet files), in hex.
+    ``sha256``/``blob_id`` are ``None`` for a file the scan did not read: one no digest
+    covers (``scan_variant``'s ``read_uncovered``), which the checks refuse unread."""
 
     relpath: str
     path: Path
     size: int
     digest: str | None
-    sha256: str
-    blob_id: str
+    sha256: str | None
+    blob_id: str | None
 
 
 def scan_file(path: Path, relpath: str = "", algorithm: str = "sha256", *, covered: bool = True) -> ScannedFile:
@@ -193,31 +188,41 @@ class VariantScan:
         return [f.relpath for f in self.files if f.digest is None and not is_excluded(f.relpath)]
 
 
-def scan_variant(variant_dir: str | os.PathLike[str], algorithm: str = "sha256") -> VariantScan:
-    """Read every file of ``variant_dir`` an upload sends once (see the module docstring)."""
-    root = Path(variant_dir)
-    if not root.is_dir():
-        raise CheckError(f"cannot hash {root}: not a directory", hint="pass a variant directory such as build/torch-cpu")
-    files = [
-        scan_file(path, rel, algorithm, covered=not linked and not is_excluded(rel))
-        for rel, path, linked in _walk(root, follow=True)
-        if not rel.endswith(".pyc")
-    ]
-    return VariantScan(algorithm, tuple(files))
+def scan_variant(variant_dir: str | os.PathLike[str], algorithm: str = "sha256", *, read_uncovered: bool = False) -> VariantScan:
+    """Read every file of ``variant_dir`` an upload sends once (see the module docstring).
 
-
-def uncovered_files(variant_dir: str | os.PathLike[str]) -> list[str]:
-    """Files an upload would send that no digest covers: those under a symlinked directory."""
-    return [rel for rel, _, linked in _walk(Path(variant_dir), follow=True) if linked and not is_excluded(rel)]
-
-
-def compute_digest(variant_dir: str | os.PathLike[str], algorithm: str = "sha256") -> Digest:
-    """Hash every file of ``variant_dir`` (see the module docstring for what is left out)."""
+    Every entry is judged (``_walk``) before any file is read. A file no digest covers (under
+    a symlinked directory) is read only with ``read_uncovered``: the checks refuse it
+    unread, so a huge one costs nothing (``upload --force`` reads it when it sends it).
+    """
     root = Path(variant_dir)
     if not root.is_dir():
         raise CheckError(f"cannot hash {root}: not a directory", hint="pass a variant directory such as build/torch-cpu")
     _check_algorithm(None, None, algorithm)
-    files = {rel: _hash_file(path, algorithm) for rel, path, _ in _walk(root) if not is_excluded(rel)}
+    entries = [(rel, path, linked) for rel, path, linked in _walk(root, follow=True, contained=True) if not rel.endswith(".pyc")]
+    files = []
+    for rel, path, linked in entries:
+        if linked and not is_excluded(rel) and not read_uncovered:
+            files.append(ScannedFile(rel, path, path.stat().st_size, None, None, None))
+        else:
+            files.append(scan_file(path, rel, algorithm, covered=not linked and not is_excluded(rel)))
+    return VariantScan(algorithm, tuple(files))
+
+
+def uncovered_files(variant_dir: str | os.PathLike[str]) -> list[str]:
+    """Files an upload would send that no digest covers: those under a symlinked directory
+    (``CheckError`` for a link out of the variant: the build-tree rule of ``_walk``)."""
+    return [rel for rel, _, linked in _walk(Path(variant_dir), follow=True, contained=True) if linked and not is_excluded(rel)]
+
+
+def compute_digest(variant_dir: str | os.PathLike[str], algorithm: str = "sha256", *, contained: bool = False) -> Digest:
+    """Hash every file of ``variant_dir`` (see the module docstring for what is left out);
+    ``contained``: refuse a symlink out of it (``hash`` on a build tree)."""
+    root = Path(variant_dir)
+    if not root.is_dir():
+        raise CheckError(f"cannot hash {root}: not a directory", hint="pass a variant directory such as build/torch-cpu")
+    _check_algorithm(None, None, algorithm)
+    files = {rel: _hash_file(path, algorithm) for rel, path, _ in _walk(root, contained=contained) if not is_excluded(rel)}
     return Digest(algorithm, files)
 
 
