@@ -146,3 +146,76 @@ def test_loading_writes_no_bytecode(tmp_path: Path) -> None:
     done = load_in_subprocess(tmp_path / "k", after="import importlib; importlib.import_module(module.__name__ + '.sub')")
     assert "LOADED" in done.stdout, (done.stdout, done.stderr)
     assert sorted(p.name for p in vdir.rglob("*") if "pycache" in str(p) or p.suffix == ".pyc") == []
+
+
+# -- metadata.json that is not a small regular JSON file (issue 45: 8, 20) ----------------
+HOSTILE_METADATA_SCRIPT = """
+import resource, sys
+# A runaway read must fail here, not take the machine: 1.5 GiB of address space at most.
+resource.setrlimit(resource.RLIMIT_AS, (1536 << 20, 1536 << 20))
+from kernel_builder import get_local_kernel
+from kernel_builder.errors import LoadError
+from kernel_builder.variants.system import detect_system
+try:
+    get_local_kernel(sys.argv[1], system=detect_system(backend="cpu"))
+except LoadError as exc:
+    print("LOADERROR", type(exc).__name__, exc)
+except BaseException as exc:
+    print("OTHER", type(exc).__name__, str(exc)[:300])
+else:
+    print("LOADED")
+"""
+
+
+def _hostile_load(variant_dir: Path) -> str:
+    out = subprocess.run([sys.executable, "-c", HOSTILE_METADATA_SCRIPT, str(variant_dir)],
+                         capture_output=True, text=True, timeout=60)
+    return out.stdout + out.stderr
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "fifo"])
+def test_metadata_that_is_not_a_regular_file_is_refused_at_once(tmp_path: Path, kind: str) -> None:
+    """A metadata.json linked to /dev/zero grew the loader to 10 GB; a FIFO hung it."""
+    vdir = write_variant(tmp_path / "build", "torch-cpu", name="hostile-meta")
+    (vdir / "metadata.json").unlink()
+    if kind == "dev-zero":
+        (vdir / "metadata.json").symlink_to("/dev/zero")
+    else:
+        os.mkfifo(vdir / "metadata.json")
+    out = _hostile_load(vdir)  # the 60 s timeout is the hang check
+    assert out.startswith("LOADERROR"), out
+    assert "metadata.json" in out and ("character device" in out if kind == "dev-zero" else "FIFO" in out), out
+
+
+def test_deeply_nested_metadata_is_a_load_error(tmp_path: Path) -> None:
+    """100,000 nested lists raised RecursionError, which callers catching LoadError miss."""
+    vdir = write_variant(tmp_path / "build", "torch-cpu", name="deep-meta")
+    (vdir / "metadata.json").write_text("[" * 100_000 + "]" * 100_000)
+    out = _hostile_load(vdir)
+    assert out.startswith("LOADERROR"), out
+    assert "metadata.json" in out and "nested too deeply" in out, out
+
+
+def test_oversized_metadata_is_refused(tmp_path: Path) -> None:
+    vdir = write_variant(tmp_path / "build", "torch-cpu", name="big-meta")
+    data = json.loads((vdir / "metadata.json").read_text())
+    data["x-padding"] = "a" * (64 << 20)
+    (vdir / "metadata.json").write_text(json.dumps(data))
+    out = _hostile_load(vdir)
+    assert out.startswith("LOADERROR") and "limit" in out, out
+
+
+@pytest.mark.parametrize("kind", ["dev-zero", "deep"])
+def test_check_and_info_give_a_located_error(tmp_path: Path, kind: str) -> None:
+    """``check`` and ``info`` read metadata.json the same way: one located error, exit != 0."""
+    vdir = write_variant(tmp_path / "kern" / "build", "torch-cpu", name="hostile-cli")
+    (vdir / "metadata.json").unlink()
+    if kind == "dev-zero":
+        (vdir / "metadata.json").symlink_to("/dev/zero")
+    else:
+        (vdir / "metadata.json").write_text("[" * 100_000 + "]" * 100_000)
+    for command in (["info", str(tmp_path / "kern")], ["check", str(tmp_path / "kern")]):
+        out = subprocess.run([sys.executable, "-m", "kernel_builder", *command], capture_output=True, text=True, timeout=60)
+        assert out.returncode != 0, (command, out.stdout, out.stderr)
+        assert "Traceback" not in out.stderr and "RecursionError" not in out.stderr, (command, out.stderr)
+        assert "metadata.json" in out.stderr, (command, out.stderr)

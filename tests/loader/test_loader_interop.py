@@ -53,9 +53,10 @@ def _upload(kernel_dir: Path, repo: str) -> None:
 @pytest.mark.timeout(400)
 def test_same_variant_as_reference(hub_server, tmp_path: Path) -> None:
     system = detect_system()
-    if system.torch_version is None:
-        pytest.skip("needs torch to name arch variants")  # pragma: no cover - torch is a test dependency
+    # torch is a test dependency: the probe under test must find it (not a reason to skip).
+    assert system.torch_version is not None, "detect_system() found no torch in the test venv"
     major, minor = system.torch_version
+    py_major, py_minor = system.python_version
     plat = f"{system.cpu}-{system.os}"
     cases = {
         # stable ABI <= torch wins over everything
@@ -76,6 +77,14 @@ def test_same_variant_as_reference(hub_server, tmp_path: Path) -> None:
         ],
         # only noarch: backend-specific beats universal
         "acme/interop-noarch": ["torch-universal", "torch-cpu", "torch-rocm"],
+        # new-style names (kernels 0.19.1): the newest Python this one runs wins; abi3 before abi3t
+        "acme/interop-new": [
+            f"torch-{major}.{minor}-cxx11-cpu-cpython-3.9-abi3-{plat}",
+            f"torch-{major}.{minor}-cxx11-cpu-cpython-{py_major}.{py_minor}-abi3-{plat}",
+            f"torch-{major}.{minor}-cxx11-cpu-cpython-{py_major}.{py_minor + 1}-abi3-{plat}",
+            f"torch{major}{minor}-cxx11-cpu-{plat}",
+            "torch-cpu",
+        ],
     }
     for repo, variants in cases.items():
         kernel = tmp_path / repo.split("/")[1]
@@ -88,4 +97,5 @@ def test_same_variant_as_reference(hub_server, tmp_path: Path) -> None:
         "acme/interop-stable": cases["acme/interop-stable"][0],
         "acme/interop-torch": cases["acme/interop-torch"][1],
         "acme/interop-noarch": "torch-cpu",
+        "acme/interop-new": cases["acme/interop-new"][1],
     }

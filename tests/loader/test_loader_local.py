@@ -15,7 +15,6 @@ from kernel_builder.loader.errors import IntegrityError, InvalidRequest, KernelN
 from kernel_builder.variants.system import detect_system
 
 CPU = detect_system(backend="cpu")
-ARCH = "torch{}{}-cpu-{}-{}".format(*CPU.torch_version, CPU.cpu, CPU.os) if CPU.torch_version else None
 
 
 @pytest.fixture
@@ -38,8 +37,9 @@ def test_three_layouts_load_the_cpu_variant(repo: Path, layout: str) -> None:
 
 
 def test_arch_variant_preferred_over_noarch(tmp_path: Path) -> None:
-    if ARCH is None:
-        pytest.skip("needs torch installed to name an arch variant")
+    # torch is a test dependency: the probe under test must find it (not a reason to skip).
+    assert CPU.torch_version is not None, "detect_system() found no torch in the test venv"
+    ARCH = "torch{}{}-cpu-{}-{}".format(*CPU.torch_version, CPU.cpu, CPU.os)
     write_variant(tmp_path / "build", "torch-cpu")
     write_variant(tmp_path / "build", ARCH)
     assert get_local_kernel(tmp_path, system=CPU).VARIANT == ARCH

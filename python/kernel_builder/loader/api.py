@@ -34,6 +34,7 @@ from kernel_builder.loader.importer import LoadedKernel, RepoInfo, import_varian
 from kernel_builder.loader.kernel_deps import get_kernel_dep, load_dependencies
 from kernel_builder.loader.local import local_overrides, local_variant_dir
 from kernel_builder.loader.lockfile import LOCKFILE, Lock, find_lock, parse_lockfile, read_lockfile
+from kernel_builder.loader.metadata import read_metadata
 from kernel_builder.tree.metadata import Metadata
 from kernel_builder.variants.resolve import VariantAccepted, VariantRejected, resolve
 from kernel_builder.variants.system import System, detect_system, select_backend
@@ -170,7 +171,7 @@ def _import_local(
     """Check and import the best variant of a local tree (its dependencies loaded first)."""
     _, chosen = _systems(backend, system)
     variant_dir, _ = local_variant_dir(Path(path), chosen)
-    metadata = Metadata.read(variant_dir / "metadata.json")
+    metadata = read_metadata(variant_dir / "metadata.json")
     check(metadata, variant_dir.name)
     deps = load_dependencies(name, metadata, load_dep)
     return import_variant(variant_dir, verify_digest=verify_digest, metadata=metadata, deps=deps)
@@ -283,7 +284,7 @@ def has_kernel(
 
 def _arch_ok(metadata_path: Path, variant: str) -> bool:
     try:
-        compat.check_arch(Metadata.read(metadata_path), variant)
+        compat.check_arch(read_metadata(metadata_path), variant)
     except compat.IncompatibleDevice:
         return False
     return True

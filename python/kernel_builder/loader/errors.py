@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from kernel_builder.errors import LoadError
 
-__all__ = ["KernelNotFound", "InvalidRequest", "MissingDependency", "IntegrityError", "check_choice"]
+__all__ = ["KernelNotFound", "InvalidRequest", "InvalidMetadata", "MissingDependency", "IntegrityError", "check_choice"]
 
 
 class KernelNotFound(LoadError, FileNotFoundError):
@@ -23,6 +23,11 @@ class KernelNotFound(LoadError, FileNotFoundError):
 
 class InvalidRequest(LoadError, ValueError):
     """Arguments that cannot work: both version and revision, unknown version, bad backend."""
+
+
+class InvalidMetadata(LoadError, ValueError):
+    """A variant's metadata.json cannot be read or is malformed (``ValueError`` as in PyPI
+    ``kernels``); a hostile Hub repository gets this, never a crash of the caller."""
 
 
 class MissingDependency(LoadError, ImportError):

@@ -20,6 +20,7 @@ from kernel_builder.loader import cache
 from kernel_builder.loader.errors import InvalidRequest, KernelNotFound, check_choice
 from kernel_builder.loader.local import list_variant_dirs
 from kernel_builder.loader.verify import skip_requested, verify_variant
+from kernel_builder.loader.metadata import read_metadata
 from kernel_builder.tree.metadata import Metadata
 from kernel_builder.variants.resolve import Resolution, format_trace, resolve
 from kernel_builder.variants.system import System
@@ -145,14 +146,14 @@ def install(
                 f"({variant_dir})",
                 hint="download it again while online",
             )
-        return variant_dir, Metadata.read(variant_dir / "metadata.json")
+        return variant_dir, read_metadata(variant_dir / "metadata.json")
     assert client is not None
     with cache.download_lock(root, target.repo_id, target.commit, variant):
         if cache.is_complete(root, target.repo_id, target.commit, variant) and variant_dir.is_dir():
             _record_refs(root, target)
-            return variant_dir, Metadata.read(variant_dir / "metadata.json")
+            return variant_dir, read_metadata(variant_dir / "metadata.json")
         meta_path = client.download_file(target.repo_id, f"build/{variant}/metadata.json", target.commit, root)
-        metadata = Metadata.read(meta_path)
+        metadata = read_metadata(meta_path)
         if before_download is not None:
             before_download(metadata, variant)
         snapshot = client.download_variants(target.repo_id, target.commit, [variant], root)
@@ -187,7 +188,7 @@ def install_all(target: Target, *, client: HubClient, verify_digest: bool | None
                 f"Variant {name} of {target.repo_id} (revision: {target.label}) has no metadata.json",
                 hint="every variant under build/ needs its metadata.json (with a digest)",
             )
-        verify_variant(build / name, Metadata.read(meta), verify_digest=verify_digest)  # warns when skipped
+        verify_variant(build / name, read_metadata(meta), verify_digest=verify_digest)  # warns when skipped
         if not skip:
             cache.mark_complete(root, target.repo_id, target.commit, name)
     _record_refs(root, target)

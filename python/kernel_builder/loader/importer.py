@@ -23,6 +23,7 @@ from kernel_builder.loader.errors import KernelNotFound
 from kernel_builder.loader.kernel_deps import providing
 from kernel_builder.loader.safe_import import check_module_id, spec_for
 from kernel_builder.loader.verify import verify_variant
+from kernel_builder.loader.metadata import read_metadata
 from kernel_builder.tree.metadata import Metadata
 
 __all__ = ["RepoInfo", "LoadedKernel", "import_variant", "loaded_kernels"]
@@ -107,7 +108,7 @@ def import_variant(
         if hit is not None:
             return hit.module
         if metadata is None:
-            metadata = Metadata.read(variant_dir / "metadata.json")
+            metadata = read_metadata(variant_dir / "metadata.json")
         verify_variant(variant_dir, metadata, verify_digest=verify_digest)
         _warn_if_dirty(metadata, variant_dir)
         where = f"variant '{variant_dir.name}' of {repo_info.repo_id} (revision {repo_info.revision})" if repo_info else str(variant_dir)

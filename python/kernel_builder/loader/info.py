@@ -7,6 +7,7 @@ metadata.json plus the backends of all variants; ``version_traces`` resolves eve
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from kernel_builder.hub.download import HubClient, is_offline
 from kernel_builder.loader import cache
 from kernel_builder.loader.fetch import Target, available_versions, select_revision, variant_names
 from kernel_builder.loader.local import list_variant_dirs
+from kernel_builder.loader.metadata import read_metadata
 from kernel_builder.tree.metadata import Metadata
 from kernel_builder.variants import names as vnames
 from kernel_builder.variants.resolve import Resolution, resolve
@@ -73,8 +75,8 @@ def local_kernel_info(path: Path) -> KernelInfo:
         raise LoadError(f"No build variants found in: {build}", hint="build the kernel first, or pass the directory that holds build/")
     metadata = None
     for name in found:
-        if (build / name / "metadata.json").is_file():
-            metadata = Metadata.read(build / name / "metadata.json")
+        if os.path.lexists(build / name / "metadata.json"):  # one that is not a file is an error
+            metadata = read_metadata(build / name / "metadata.json")
             break
     return KernelInfo(backends=_backends(found), metadata=metadata, path=str(Path(path)))
 
@@ -100,7 +102,7 @@ def hub_kernel_info(repo_id: str, *, revision: str | None, version: int | None, 
         else:
             assert client is not None
             path = client.download_file(repo_id, f"build/{found[0]}/metadata.json", target.commit, cache.cache_root())
-        metadata = Metadata.read(path)
+        metadata = read_metadata(path)
     except Exception:  # noqa: BLE001 - info still lists what it knows; fields show as "-"
         metadata = None
     return KernelInfo(backends=_backends(found), metadata=metadata, repo_id=repo_id, revision=target.label)

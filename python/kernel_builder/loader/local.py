@@ -51,7 +51,7 @@ def local_variant_dir(path: Path, system: System) -> tuple[Path, Resolution | No
         if res.best is not None:
             return base / res.best, res
         traces.append(res)
-    if (path / "metadata.json").is_file():
+    if os.path.lexists(path / "metadata.json"):  # a variant dir; reading it names a bad metadata.json
         return path, None
     if not path.exists():
         raise KernelNotFound(f"Could not find kernel in {path}", hint="check the path (and LOCAL_KERNELS)")

@@ -20,7 +20,7 @@ from typing import Any
 import attrs
 
 from kernel_builder import __version__
-from kernel_builder._files import write_atomic
+from kernel_builder._files import UnreadableFile, read_text, write_atomic
 from kernel_builder._git import GitStatus, git_status, tracks
 from kernel_builder._git import oid as _oid
 from kernel_builder._jsontext import set_top_level_key
@@ -51,6 +51,10 @@ __all__ = [
 ]
 
 _MODE = 0o644  # metadata.json is published with the variant: readable by all
+
+
+# A metadata.json holds a digest line per file: 16 MiB is some 100,000 files.
+METADATA_LIMIT = 16 << 20
 
 
 class MetadataError(CheckError, ValueError):
@@ -258,17 +262,26 @@ class Metadata:
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> Metadata:
-        """Read a metadata.json file; ``MetadataError`` names the file and the problem."""
+        """Read a metadata.json file; ``MetadataError`` names the file and the problem.
+
+        Only a regular file of at most ``METADATA_LIMIT`` bytes is read (a link to
+        /dev/zero or a FIFO is refused before any byte is), and JSON nested too deeply to
+        parse is an error like any other (issue 45: 8, 20)."""
         path = Path(path)
         try:
-            text = path.read_bytes()
+            text = read_text(path, limit=METADATA_LIMIT)
         except OSError as exc:
             raise MetadataError(
                 f"cannot read {path}: {exc.strerror or exc}",
                 hint="every variant directory needs a metadata.json; rebuild the variant",
             ) from None
+        except UnreadableFile as exc:
+            where = f"{path}:{exc.line}:{exc.column}:" if exc.line else str(path)
+            raise MetadataError(f"{where} {exc.reason}", hint="a variant's metadata.json is a small JSON file; rebuild the variant") from None
         try:
             return cls.loads(text)
+        except RecursionError:
+            raise MetadataError(f"{path} is not valid JSON: nested too deeply", hint="rebuild the variant") from None
         except json.JSONDecodeError as exc:
             raise MetadataError(f"{path} is not valid JSON: {exc}", hint="rebuild the variant") from None
         except (ValueError, TypeError) as exc:
