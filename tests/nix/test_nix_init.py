@@ -36,7 +36,7 @@ def test_scaffold_files_are_a_valid_edition_5_kernel() -> None:
 
 @pytest.mark.parametrize(
     ("repo_id", "backends", "message"),
-    [("no-slash", ["cpu"], "--name must look like ORG/NAME"), ("o/r", ["tpu"], "cannot scaffold backend"), ("o/r", [], "cannot scaffold")],
+    [("no-slash", ["cpu"], "--name must look like ORG/NAME"), ("o/rk", ["tpu"], "cannot scaffold backend"), ("o/rk", [], "cannot scaffold")],
 )
 def test_scaffold_rejects_bad_arguments(repo_id: str, backends: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
@@ -78,7 +78,7 @@ def test_a_noarch_scaffold_is_pure_python() -> None:
 def test_the_default_builder_input_is_no_local_path() -> None:
     """flake.nix names where kernel-builder is published, not this machine's checkout; build
     and test override it (the comment says so)."""
-    files = scaffold_files("o/k", ["cpu"], "Apache-2.0", DEFAULT_BUILDER_URL)
+    files = scaffold_files("o/kk", ["cpu"], "Apache-2.0", DEFAULT_BUILDER_URL)
     assert f'inputs.kernel-builder.url = "{DEFAULT_BUILDER_URL}";' in files["flake.nix"]
     assert "file://" not in files["flake.nix"] and "--override-input kernel-builder" in files["flake.nix"]
 
@@ -86,21 +86,21 @@ def test_the_default_builder_input_is_no_local_path() -> None:
 def test_the_workflow_builds_tests_caches_and_uploads() -> None:
     import yaml  # lazy: only this test reads YAML
 
-    workflow = yaml.safe_load(scaffold_files("o/k", ["cpu"], "Apache-2.0", "path:/x")[".github/workflows/kernel.yml"])
+    workflow = yaml.safe_load(scaffold_files("o/kk", ["cpu"], "Apache-2.0", "path:/x")[".github/workflows/kernel.yml"])
     steps = workflow["jobs"]["build-and-test"]["steps"]
     runs = {step.get("name"): step.get("run", "") for step in steps}
     assert "kernel-builder build ." in runs["Build"] and "--cache" in runs["Build"]
     assert runs["Test"].startswith("kernel-builder test .")
     assert "kernel-builder cache push" in runs["Push to the binary cache"]
-    assert "kernel-builder upload . --repo-id o/k" in runs["Upload to the Hub"]
+    assert "kernel-builder upload . --repo-id o/kk" in runs["Upload to the Hub"]
     upload = next(step for step in steps if step.get("name") == "Upload to the Hub")
     assert "refs/tags/v" in upload["if"]
 
 
 def test_init_refuses_to_overwrite(tmp_path: Path) -> None:
     env = dict(os.environ)
-    kernel_builder("init", str(tmp_path / "k"), "--name", "o/k", "--backends", "cpu", "--no-git", env=env)
-    done = kernel_builder("init", str(tmp_path / "k"), "--name", "o/k", "--backends", "cpu", env=env, check=False)
+    kernel_builder("init", str(tmp_path / "k"), "--name", "o/kk", "--backends", "cpu", "--no-git", env=env)
+    done = kernel_builder("init", str(tmp_path / "k"), "--name", "o/kk", "--backends", "cpu", env=env, check=False)
     assert done.returncode == 3 and "already has: " in done.stderr and "--overwrite" in done.stderr
 
 

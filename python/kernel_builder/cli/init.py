@@ -1,7 +1,16 @@
-"""``kernel-builder init``: scaffold a kernel that builds and passes its tests as generated."""
+"""``kernel-builder init``: scaffold a kernel that builds and passes its tests as generated.
+
+The kernel name comes from ``--name ORG/REPO`` and becomes the Python package, a Python
+function and a C++ function (``_module_problem``): a name the kernel-name rule refuses, or
+one that is a Python or C++ keyword or a name the generated code itself uses (``torch``,
+``ops``), is refused before anything is written. In a directory that already holds files,
+only the files init wrote are staged (``git add -- FILES``), never the rest
+(``keys/team-1.sec``, ``.env``); the written ``.gitignore`` ignores key and environment files.
+"""
 
 from __future__ import annotations
 
+import keyword
 import string
 import subprocess
 from collections.abc import Sequence
@@ -11,11 +20,12 @@ from pathlib import Path
 import click
 
 from kernel_builder.cli import output
+from kernel_builder.config.model import validate_kernel_name
 from kernel_builder.errors import ConfigError
 from kernel_builder.hub.card import default_template
 from kernel_builder.ids import REPO_ID_RULE, RepoId
 
-__all__ = ["init", "scaffold_files", "INIT_BACKENDS"]
+__all__ = ["init", "kernel_name_for", "scaffold_files", "INIT_BACKENDS"]
 
 # Every backend upstream's init scaffolds. rocm shares the CUDA source (compiled as HIP).
 # Only cpu and cuda compile on these machines; `list-variants` says why the others do not.
@@ -30,6 +40,57 @@ NOARCH_BACKENDS = ("cpu", "cuda", "rocm", "xpu", "metal")
 DEFAULT_BUILDER_URL = "git+https://github.com/huggingface/kernel-builder"
 
 
+# C++ keywords and alternative tokens, `main`, and the lower-case macros the headers define:
+# none can name the scaffold's C++ function.
+_CXX_RESERVED = frozenset(
+    """alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t char32_t class
+    co_await co_return co_yield compl concept const const_cast consteval constexpr constinit continue decltype default
+    delete do double dynamic_cast else enum explicit export extern false float for friend goto if inline int long
+    mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public register
+    reinterpret_cast requires return short signed sizeof static static_assert static_cast struct switch template this
+    thread_local throw true try typedef typeid typename union unsigned using virtual void volatile wchar_t while xor
+    xor_eq main errno offsetof setjmp va_arg va_copy va_end va_start""".split()
+)
+# Names the generated code uses beside the kernel's own: the torch module and namespace, the
+# op library variable `ops`, the ATen, c10 and std namespaces.
+_SCAFFOLD_NAMES = frozenset({"torch", "ops", "at", "c10", "std"})
+
+
+def _module_problem(module: str) -> str | None:
+    """Why ``module`` cannot name the scaffold's package and functions, or ``None``."""
+    if keyword.iskeyword(module):
+        return f"`{module}` is a Python keyword"
+    if module in _CXX_RESERVED:
+        return f"`{module}` is reserved in C++"
+    if module in _SCAFFOLD_NAMES:
+        return f"the generated code already uses `{module}` (torch's module and namespace, the op library `ops`, `at`, `c10`, `std`)"
+    return None
+
+
+def kernel_name_for(repo_id: str) -> tuple[str, str]:
+    """(kernel name, Python module name) that init derives from ``--name ORG/REPO``;
+    ``ConfigError`` when they could not build (see the module docstring)."""
+    try:
+        RepoId.parse(repo_id)
+    except ValueError:
+        raise ConfigError(f"--name must look like {REPO_ID_RULE}, got {repo_id!r}", hint="e.g. --name my-org/my-kernel") from None
+    name = repo_id.split("/", 1)[1].lower().replace("_", "-")
+    module = name.replace("-", "_").replace(".", "_")
+    hint = "choose another REPO: the kernel name (lower case, `_` -> `-`), its Python package and its function are made from it (e.g. --name my-org/my-kernel)"
+    try:
+        validate_kernel_name(name)
+    except ValueError as exc:
+        raise ConfigError(f"--name {repo_id}: {exc}", hint=hint) from None
+    problem = _module_problem(module)
+    if problem is not None:
+        raise ConfigError(
+            f"--name {repo_id}: the kernel's Python package and its Python and C++ functions would be named `{module}`, "
+            f"but {problem}, so the scaffold would not compile",
+            hint=hint,
+        )
+    return name, module
+
+
 def _template(name: str) -> string.Template:
     text = resources.files("kernel_builder.cli").joinpath(f"templates/init/{name}").read_text(encoding="utf-8")
     return string.Template(text)
@@ -40,18 +101,13 @@ def scaffold_files(
 ) -> dict[str, str]:
     """Relative path -> content of every file of a new kernel (pure; no I/O but templates).
     ``noarch``: a pure PyTorch kernel ([torch-noarch], no sources to compile)."""
-    try:
-        RepoId.parse(repo_id)
-    except ValueError:
-        raise ConfigError(f"--name must look like {REPO_ID_RULE}, got {repo_id!r}", hint="e.g. --name my-org/my-kernel") from None
+    name, module = kernel_name_for(repo_id)
     unknown = [b for b in backends if b not in (NOARCH_BACKENDS if noarch else INIT_BACKENDS)]
     if unknown or not backends:
         raise ConfigError(
             f"init cannot scaffold backend(s) {', '.join(unknown) or '(none)'}",
             hint=f"choose from {', '.join(NOARCH_BACKENDS if noarch else INIT_BACKENDS)} (add others to build.toml by hand)",
         )
-    name = repo_id.split("/", 1)[1].lower().replace("_", "-")
-    module = name.replace("-", "_").replace(".", "_")
     values = {
         "name": name,
         "module": module,
@@ -93,15 +149,16 @@ def scaffold_files(
     return files
 
 
-def _git_init(directory: Path) -> bool:
-    """Make DIR a git repository with every file staged, so Nix sees the files; False when
-    DIR is already inside a work tree or git is missing."""
+def _git_init(directory: Path, files: Sequence[str]) -> bool:
+    """Make DIR a git repository with the scaffold's ``files`` staged, so Nix sees them, and
+    nothing else that DIR held before (a key, an ``.env``); False when DIR is already inside
+    a work tree or git is missing."""
     try:
         inside = subprocess.run(["git", "-C", str(directory), "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True)
         if inside.returncode == 0:
             return False
         subprocess.run(["git", "init", "-q", str(directory)], check=True, capture_output=True)
-        subprocess.run(["git", "-C", str(directory), "add", "-A"], check=True, capture_output=True)
+        subprocess.run(["git", "-C", str(directory), "add", "--", *sorted(files)], check=True, capture_output=True)
     except (OSError, subprocess.CalledProcessError):
         return False
     return True
@@ -126,9 +183,10 @@ def init(
     kernel-builder.lib.genKernelFlakeOutputs, torch-ext/ (binding and Python package with
     __all__), one source per backend, CARD.md (card template), tests/ (compares the kernel
     with torch), benchmarks/, .github/workflows/kernel.yml (build, test, cache, upload on
-    tags) and .gitignore; then
-    `git init` and stages everything (Nix only sees tracked files). Nothing is written if
-    any file exists, unless --overwrite.
+    tags) and .gitignore (which also ignores key and .env files); then `git init` and
+    stages the files it wrote, nothing else (Nix only sees tracked files). Nothing is
+    written if any file exists, unless --overwrite. REPO must give a kernel name whose
+    Python package and functions compile (not `torch`, `class`, `123abc`).
     Example:
       kernel-builder init my-kernel --name my-org/my-kernel --backends cpu
       kernel-builder test my-kernel
@@ -147,7 +205,7 @@ def init(
         path = directory / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8")
-    staged = False if no_git else _git_init(directory)
+    staged = False if no_git else _git_init(directory, list(files))
     for rel in sorted(files):
         output.result(str(directory / rel))
     output.note(
