@@ -1,6 +1,6 @@
 """Load kernels: ``get_kernel`` and friends (the public loader API).
 
-Names, signatures and semantics follow PyPI ``kernels`` 0.17.2 (``compat.KERNELS_VERSION``)
+Names, signatures and semantics follow PyPI ``kernels`` 0.19.1 (``compat.KERNELS_VERSION``)
 so code written for it works unchanged, with three additions: the digest in
 ``metadata.json`` is verified before any import, names from the Hub are validated before
 they touch the disk, and concurrent processes loading one kernel download it once (a file

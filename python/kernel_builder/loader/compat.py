@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 #: The PyPI ``kernels`` version whose loader and layer API this package implements.
-KERNELS_VERSION = "0.17.2"
+KERNELS_VERSION = "0.19.1"
 
 _CUDA_ARCH = re.compile(r"(?P<major>\d+)\.(?P<minor>\d+)(?P<suffix>[af]?)(?P<ptx>\+PTX)?")
 

@@ -1,5 +1,9 @@
 """Import a variant directory as a package named after its metadata ``id``.
 
+A ``files``-layout variant is its own package directory; a ``zip``-layout one (metadata.json
+``"build-layout": "zip"``) keeps the package in ``<id>.zip`` beside metadata.json, imported
+from the archive as PyPI ``kernels`` 0.19 does. Either way the digest is checked first.
+
 The module name is the build's unique ``id`` (for example ``_relu_cpu_0a1b2c3``), not the
 kernel name, so two versions or builds of one kernel live side by side in a process. A
 registry keyed by variant path makes repeated loads return the same module object and
@@ -8,11 +12,13 @@ backs ``get_loaded_kernels()``.
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import os
 import sys
 import threading
 import warnings
+import zipimport
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
@@ -21,7 +27,7 @@ import attrs
 
 from kernel_builder.loader.errors import KernelNotFound
 from kernel_builder.loader.kernel_deps import providing
-from kernel_builder.loader.safe_import import check_module_id, spec_for
+from kernel_builder.loader.safe_import import check_module_id, spec_for, zip_spec_for
 from kernel_builder.loader.verify import verify_variant
 from kernel_builder.loader.metadata import read_metadata
 from kernel_builder.tree.metadata import Metadata
@@ -89,6 +95,22 @@ def _entry_point(variant_dir: Path, metadata: Metadata) -> Path:
     )
 
 
+def _spec(variant_dir: Path, metadata: Metadata) -> importlib.machinery.ModuleSpec | None:
+    """How to import the variant: its ``__init__.py`` (``files`` layout) or ``<id>.zip`` (``zip``)."""
+    if metadata.build_layout != "zip":
+        return spec_for(metadata.id, _entry_point(variant_dir, metadata))  # source only: a planted .pyc never runs
+    archive = variant_dir / f"{metadata.id}.zip"
+    if not archive.is_file():
+        raise KernelNotFound(
+            f"No kernel archive found at: `{archive}`",
+            hint='metadata.json says "build-layout": "zip", so the package must be <id>.zip in the variant directory',
+        )
+    try:
+        return zip_spec_for(metadata.id, variant_dir, archive)
+    except zipimport.ZipImportError as exc:
+        raise KernelNotFound(f"{archive} is not a readable ZIP archive: {exc}", hint="rebuild the variant") from None
+
+
 def import_variant(
     variant_dir: Path,
     *,
@@ -113,10 +135,9 @@ def import_variant(
         _warn_if_dirty(metadata, variant_dir)
         where = f"variant '{variant_dir.name}' of {repo_info.repo_id} (revision {repo_info.revision})" if repo_info else str(variant_dir)
         check_module_id(metadata.id, where=where, ours=[k.module for k in _registry.values()])
-        entry = _entry_point(variant_dir, metadata)
-        spec = spec_for(metadata.id, entry)  # source only: a planted .pyc never runs
+        spec = _spec(variant_dir, metadata)
         if spec is None or spec.loader is None:  # pragma: no cover - only for odd file systems
-            raise KernelNotFound(f"cannot create an import spec for {entry}")
+            raise KernelNotFound(f"cannot create an import spec for {variant_dir}")
         module = importlib.util.module_from_spec(spec)
         sys.modules[metadata.id] = module
         try:

@@ -12,18 +12,21 @@ so a planted ``.pyc`` is never used and nothing is written into a shared cache.
 
 from __future__ import annotations
 
+import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
 import keyword
 import sys
+import zipfile
+import zipimport
 from collections.abc import Collection
 from pathlib import Path
 from types import CodeType, ModuleType
 
 from kernel_builder.loader.errors import InvalidRequest
 
-__all__ = ["SourceOnlyLoader", "check_module_id", "source_only_finder", "spec_for"]
+__all__ = ["SourceOnlyLoader", "ZipPackageLoader", "check_module_id", "source_only_finder", "spec_for", "zip_spec_for"]
 
 
 def _is_kernel_variant(module: ModuleType, module_id: str) -> bool:
@@ -108,3 +111,58 @@ def spec_for(module_id: str, entry: Path) -> importlib.machinery.ModuleSpec | No
     return importlib.util.spec_from_file_location(
         module_id, entry, loader=loader, submodule_search_locations=[str(entry.parent)]
     )
+
+
+class _ZipFiles(importlib.abc.TraversableResources):
+    """``importlib.resources.files(<kernel>)`` of a zip-layout kernel: the archive's tree."""
+
+    def __init__(self, archive: Path) -> None:
+        self._archive = archive
+
+    def files(self) -> zipfile.Path:
+        return zipfile.Path(self._archive)
+
+
+class ZipPackageLoader(importlib.abc.InspectLoader):
+    """Runs a zip-layout kernel's ``__init__.py`` from ``<id>.zip`` (compiled from its source).
+
+    The archive is one file of the variant, so the digest covers all of it, compiled
+    files inside included. The package's other path entry, the variant directory, gets the
+    source-only finder, as a files-layout variant does.
+    """
+
+    def __init__(self, archive: Path) -> None:
+        self._archive = archive
+        self._zip = zipimport.zipimporter(str(archive))
+
+    def get_source(self, fullname: str) -> str | None:
+        return self._zip.get_source("__init__")
+
+    def get_code(self, fullname: str) -> CodeType:
+        source = self.get_source(fullname)
+        if source is None:
+            return self._zip.get_code("__init__")
+        return compile(source, f"{self._archive}/__init__.py", "exec", dont_inherit=True)
+
+    def is_package(self, fullname: str) -> bool:
+        return True
+
+    def exec_module(self, module: ModuleType) -> None:
+        for entry in getattr(module, "__path__", None) or ():
+            if entry != str(self._archive):
+                sys.path_importer_cache[entry] = source_only_finder(entry)
+        exec(self.get_code(module.__name__), module.__dict__)  # noqa: S102 - the verified kernel's own code
+
+    def get_resource_reader(self, fullname: str) -> _ZipFiles:
+        return _ZipFiles(self._archive)
+
+
+def zip_spec_for(module_id: str, variant_dir: Path, archive: Path) -> importlib.machinery.ModuleSpec:
+    """The import spec of a zip-layout variant: the package is ``archive``, its submodules are
+    looked up in the variant directory and in the archive (as PyPI ``kernels`` 0.19 does)."""
+    spec = importlib.machinery.ModuleSpec(
+        module_id, ZipPackageLoader(archive), origin=f"{archive}/__init__.py", is_package=True
+    )
+    spec.submodule_search_locations = [str(variant_dir), str(archive)]
+    spec.has_location = True
+    return spec

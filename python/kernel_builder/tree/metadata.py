@@ -3,8 +3,10 @@
 Every variant directory carries one. The loader reads ``id`` (the module name to import
 under), ``python-depends`` and ``digest``; the Hub card and ``info`` read the rest. Keys are
 kebab-case and written in a fixed order (name, id, version, kernels-minver, license,
-upstream, source, python-depends, kernel-depends, backend, digest, provenance) as 2-space
-pretty JSON.
+upstream, source, python-depends, kernel-depends, backend, build-layout, digest, provenance)
+as 2-space pretty JSON. ``build-layout`` is ``files`` (the default, not written: the package
+is the variant directory) or ``zip`` (the package is ``<id>.zip`` in the variant directory,
+as PyPI ``kernels`` 0.19 reads it).
 Reading ignores unknown keys, so newer files stay readable, but rejects malformed known
 keys with a message naming the file and the key.
 """
@@ -52,6 +54,9 @@ __all__ = [
 
 _MODE = 0o644  # metadata.json is published with the variant: readable by all
 
+
+# ``files``: the variant directory is the package; ``zip``: ``<id>.zip`` in it is.
+BUILD_LAYOUTS = ("files", "zip")
 
 # A metadata.json holds a digest line per file: 16 MiB is some 100,000 files.
 METADATA_LIMIT = 16 << 20
@@ -150,6 +155,7 @@ class Metadata:
     kernel_depends: tuple[KernelDependency, ...] = attrs.field(default=(), converter=tuple)
     digest: Digest | None = None
     provenance: Provenance | None = None
+    build_layout: str = attrs.field(default="files", validator=attrs.validators.in_(BUILD_LAYOUTS))
 
     # -- building ----------------------------------------------------------------------
     @classmethod
@@ -212,6 +218,8 @@ class Metadata:
         data["python-depends"] = list(self.python_depends)
         data["kernel-depends"] = [_kernel_dep_to_json(d) for d in self.kernel_depends]
         data["backend"] = self.backend.to_json()
+        if self.build_layout != "files":
+            data["build-layout"] = self.build_layout
         if self.digest is not None:
             data["digest"] = self.digest.to_json()
         if self.provenance is not None:
@@ -243,6 +251,7 @@ class Metadata:
             backend=_backend_from_json(_required(data, "backend", dict)),
             digest=_digest_from_json(data.get("digest")),
             provenance=_provenance_from_json(data.get("provenance")),
+            build_layout=_build_layout(data),
         )
 
     @classmethod
@@ -353,6 +362,13 @@ def _check_type(value: object, kind: type, key: str) -> Any:
     if not isinstance(value, kind):
         raise ValueError(f"`{key}` must be {_type_name(kind)}, got {value!r}")
     return value
+
+
+def _build_layout(data: dict[str, Any]) -> str:
+    layout = _optional(data, "build-layout", str) or "files"
+    if layout not in BUILD_LAYOUTS:
+        raise ValueError(f"`build-layout` {layout!r} is not one of {', '.join(BUILD_LAYOUTS)}")
+    return layout
 
 
 def _required(data: dict[str, Any], key: str, kind: type) -> Any:
