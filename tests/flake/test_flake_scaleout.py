@@ -151,9 +151,10 @@ def out_path(drv: str) -> str:
 
 def forget_locally(kernel: Path, path: str) -> None:
     """Drop kernel-builder's GC roots of KERNEL and delete PATH from this store."""
+    from kernel_builder.flake.flake_build import gcroot_dir_name
     from kernel_builder.toolchain.state import state_dir
 
-    for link in (state_dir() / "gcroots" / kernel.as_posix().strip("/").replace("/", "_")).glob("result*"):
+    for link in (state_dir() / "gcroots" / gcroot_dir_name(kernel)).glob("result*"):
         link.unlink()
     subprocess.run(["nix-store", "--delete", path], capture_output=True, text=True, check=True)
     assert not Path(path).exists()

@@ -11,6 +11,7 @@ already, so these fetches download nothing (they run offline).
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -72,14 +73,25 @@ def test_fetched_artifacts_are_gc_roots_and_gc_releases_old_lock_versions(tmp_pa
     for path in (wanted[0], wanted[-1]):
         done = nix.run_nix(["--query", "--roots", path], program="nix-store")
         assert str(roots[0]) in done.stdout, done.stdout
-    # A root directory of an older lock version is stale; `toolchain gc` removes it, not the current one.
+    # A formatting edit keeps the key (the artifacts, not the bytes): the same directory.
+    edited = tmp_path / "edited-lock.json"
+    edited.write_text(LOCK.read_text() + " ")
+    assert register_roots(edited, [wanted[0]], state=state) == roots[0]
+    # Another lock version (one artifact changed) that rooted an artifact the current lock
+    # still uses: `toolchain gc` keeps that root and the current ones (releasing what no lock
+    # references is tests/toolchain/test_reliability_gc.py).
+    data = json.loads(LOCK.read_text())
+    changed = next(iter(data["artifacts"]))
+    data["artifacts"][changed]["sha256"] = "0" * 64
     old_lock = tmp_path / "old-lock.json"
-    old_lock.write_text(LOCK.read_text() + " ")
+    old_lock.write_text(json.dumps(data))
     old = register_roots(old_lock, [wanted[0]], state=state)
+    assert old.parent == roots[0].parent and old != roots[0]
     env = {**os.environ, "KERNEL_BUILDER_STATE_DIR": str(state)}
     done = subprocess.run([sys.executable, "-m", "kernel_builder", "toolchain", "gc"], env=env, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert f"removed {old}" in done.stderr and not old.exists() and roots[0].exists()
+    assert "0 root(s) and 0 roots directories" in done.stderr, done.stderr
+    assert old.exists() and roots[0].exists()
 
 
 def test_a_waiting_fetch_says_what_it_waits_for(tmp_path: Path) -> None:

@@ -63,30 +63,38 @@ def fetch_cmd(build_sets: tuple[str, ...], as_json: bool) -> None:
 
 
 @toolchain.command("gc")
-@click.option("--dry-run", is_flag=True, help="Only list the stale roots.")
+@click.option("--dry-run", is_flag=True, help="Only list the roots that would be released.")
 def gc_cmd(dry_run: bool) -> None:
-    """Release the GC roots of toolchain artifacts that the current lock no longer uses.
+    """Release the GC roots of toolchain artifacts that the current lock does not reference.
 
     \b
     `toolchain fetch` roots every artifact it puts into the Nix store (so `nix-store --gc`
-    keeps them and offline builds keep working), one roots directory per lock version in
-    the state directory. After the lock changed, this removes the directories of older
-    lock versions; `nix-store --gc` then frees their artifacts.
+    keeps them and offline builds keep working), in roots directories in the state
+    directory. This releases each root whose artifact the current toolchain lock
+    (nix/toolchain-lock.json, or $KERNEL_BUILDER_TOOLCHAIN_LOCK) does not reference, and
+    removes the directories left empty; `nix-store --gc` then frees those artifacts. A root
+    of an artifact the current lock uses is never released, and a missing or invalid lock
+    is an error before anything is removed.
     Example:
       kernel-builder toolchain gc && nix-store --gc
     """
-    import shutil  # lazy: only gc removes directories
-
-    from kernel_builder.toolchain.pinned.lockrequests import lock_path  # lazy: as shutil
-    from kernel_builder.toolchain.pinned.roots import stale_roots  # lazy: as shutil
+    from kernel_builder.toolchain.pinned.lockrequests import lock_path  # lazy: only gc needs them
+    from kernel_builder.toolchain.pinned.roots import release, stale_roots  # lazy: as above
 
     stale = stale_roots(lock_path())
-    for directory in stale:
+    verb = "would release" if dry_run else "released"
+    for directory in stale.directories:
         output.note(f"{'would remove' if dry_run else 'removed'} {directory}")
-        if not dry_run:
-            shutil.rmtree(directory)
-    output.note(f"{len(stale)} stale toolchain root director{'y' if len(stale) == 1 else 'ies'}"
-                + ("" if dry_run or not stale else "; run `nix-store --gc` to free their artifacts"))
+    for link in stale.links:
+        output.note(f"{verb} {link}")
+    if not dry_run:
+        release(stale)
+    count = len(stale.directories) + len(stale.links)
+    output.note(
+        f"{len(stale.links)} root(s) and {len(stale.directories)} roots director{'y' if len(stale.directories) == 1 else 'ies'} "
+        f"of artifacts the current lock does not reference; {stale.kept} root(s) of artifacts it references kept"
+        + ("" if dry_run or not count else "; run `nix-store --gc` to free the released artifacts")
+    )
 
 
 @toolchain.command("lock")

@@ -277,16 +277,25 @@ def _ask_caches(installables: Sequence[str], flake: KernelFlake, options: nix.Ni
     return check.fetchable, toolchain_cached
 
 
+def gcroot_dir_name(kernel_dir: Path) -> str:
+    """The name of the roots directory of the kernel in ``kernel_dir``: its last component and
+    a hash of its resolved path, so no two kernel directories share one (``/tmp/r4/relu`` and
+    ``/tmp/r4_relu`` did, as ``tmp_r4_relu``) and none is the toolchain's (``toolchain``)."""
+    resolved = Path(kernel_dir).resolve()
+    return f"{resolved.name or 'root'}-{hashlib.sha256(str(resolved).encode()).hexdigest()[:16]}"
+
+
 def _gcroot(kernel_dir: Path) -> Path:
     """Where this run's outputs are kept alive (only the latest run's).
 
     Each root directory records the kernel directory it keeps (``kernel-dir``); the roots of
     kernel directories that no longer exist are dropped here, so builds in directories
-    deleted since (scratch copies, test runs) do not keep their outputs in the store forever.
+    deleted since (scratch copies, test runs) do not keep their outputs in the store forever,
+    and so are this kernel's roots under an older directory name.
     """
     roots = state_dir() / "gcroots"
-    _drop_roots_of_deleted_kernels(roots)
-    gcroot = roots / kernel_dir.as_posix().strip("/").replace("/", "_") / "result"
+    gcroot = roots / gcroot_dir_name(kernel_dir) / "result"
+    _drop_roots_of_deleted_kernels(roots, current=(kernel_dir.resolve(), gcroot.parent))
     gcroot.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(gcroot.parent / "kernel-dir", str(kernel_dir.resolve()))
     for old in gcroot.parent.glob("result*"):
@@ -294,11 +303,13 @@ def _gcroot(kernel_dir: Path) -> Path:
     return gcroot
 
 
-def _drop_roots_of_deleted_kernels(roots: Path) -> None:
-    """Remove build roots whose recorded kernel directory is gone (toolchain roots have none)."""
+def _drop_roots_of_deleted_kernels(roots: Path, current: tuple[Path, Path] | None = None) -> None:
+    """Remove build roots whose recorded kernel directory is gone (toolchain roots have none);
+    ``current``: (kernel directory, its roots directory), whose other roots directories go too."""
     for recorded in roots.glob("*/kernel-dir"):
         try:
-            if Path(recorded.read_text()).is_dir():
+            kept = Path(recorded.read_text())
+            if kept.is_dir() and (current is None or kept != current[0] or recorded.parent == current[1]):
                 continue
         except OSError:
             continue
