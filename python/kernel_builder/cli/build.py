@@ -188,8 +188,9 @@ def build(
 
 
 def _capabilities(text: str | None) -> tuple[str, ...] | None:
-    """``--cuda-capabilities 9.0,10.0`` → ``("9.0", "10.0")``, each checked; ``None`` when not given."""
-    if not text:
+    """``--cuda-capabilities 9.0,10.0`` → ``("9.0", "10.0")``, each checked; ``None`` when not
+    given (an empty value is an error: ``checked_capabilities``)."""
+    if text is None:
         return None
     from kernel_builder.driver.cuda_archs import checked_capabilities  # lazy: only with --cuda-capabilities
 

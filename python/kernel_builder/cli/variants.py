@@ -69,7 +69,7 @@ def list_variants(
     result = matrix(build, build_sets, system, bounds=default_bounds(sets_file))
     if bundle:
         result = result.bundle_only()
-    archs = _narrowed_archs(build, result.variants, cuda_capabilities) if cuda_capabilities else {}
+    archs = _narrowed_archs(build, result.variants, cuda_capabilities) if cuda_capabilities is not None else {}
     blocked = _blocked_backends(build, lock)
 
     def here(v: MatrixVariant) -> bool:

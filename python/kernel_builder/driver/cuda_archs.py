@@ -48,9 +48,19 @@ def split_capabilities(text: str | None) -> tuple[str, ...] | None:
 
 
 def checked_capabilities(text: str | None) -> tuple[str, ...] | None:
-    """``split_capabilities``, each one a valid arch (``ValueError`` naming the first that is not)."""
-    parts = split_capabilities(text)
-    for part in parts or ():
+    """A ``--cuda-capabilities`` value as the user gave it: ``split_capabilities``, each one a
+    valid arch (``ValueError`` naming the first that is not); ``None`` only when the option is
+    absent. An empty value or entry (``""``, ``","``, ``"9.0,,10.0"``) is a ``ValueError``,
+    never "no narrowing": the user asked for a narrowing and named no capability."""
+    if text is None:
+        return None
+    example = "give capabilities such as 9.0,10.0, or leave the option out to build every capability"
+    for i, chunk in enumerate(text.split(",")):
+        if not chunk.strip():
+            what = "is empty" if not text.strip() else ("has only commas" if not text.replace(",", "").strip() else f"has an empty entry (number {i + 1})")
+            raise ValueError(f"{text!r} {what}; {example}")
+    parts = split_capabilities(text) or ()
+    for part in parts:
         CudaArch.parse(part)
     return parts
 
