@@ -11,6 +11,7 @@ from kernel_builder.cli import output
 from kernel_builder.config import BuildTomlError, cpp_deps, read_file, to_dict
 from kernel_builder.config.model import FRAMEWORK_KEYS, Backend
 from kernel_builder.config.loading import build_toml_path
+from kernel_builder.config.portability import refuse_host_specific_flags
 from kernel_builder.config.update import plan_update, write_atomic
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.driver.cuda_archs import unbuilt_by_version
@@ -79,13 +80,23 @@ def _report_dependencies_and_archs(parsed: Parsed) -> None:
 @click.command("check-config")
 @_DIR
 @click.option("--json", "as_json", is_flag=True, help="Print the normalised model (edition-5 keys) as JSON.")
-def check_config(kernel_dir: str, as_json: bool) -> None:
+@click.option(
+    "--toolchain",
+    type=click.Choice(["pinned", "host"]),
+    default="pinned",
+    show_default=True,
+    help="The toolchain the build will use: pinned also refuses flags that build for this machine only "
+    "(-march=native, -arch=native), as `build` does; host allows them.",
+)
+def check_config(kernel_dir: str, as_json: bool, toolchain: str = "pinned") -> None:
     """Validate DIR/build.toml (default: the current directory) and summarise it.
 
     Every problem of the file is reported at once, as FILE:LINE:COL: KEY.PATH: PROBLEM,
     and the command exits 3. A valid file prints its name, version, edition, framework,
     backends and kernels and exits 0. Warnings (for example a [kernel.X] whose backend
     is not in general.backends) go to stderr. DIR may also be the build.toml itself.
+    With --toolchain pinned (the default) a flag that builds for this machine only
+    (-march=native, nvcc -arch=native) is a problem too, as it is for `build`.
 
     \b
     Example:
@@ -93,6 +104,8 @@ def check_config(kernel_dir: str, as_json: bool) -> None:
       kernel-builder check-config --json examples/relu
     """
     parsed = read_file(kernel_dir, check_sources=True)
+    if toolchain == "pinned":  # the same refusal as `build`'s, so check-config passes only what builds
+        refuse_host_specific_flags(parsed, str(build_toml_path(kernel_dir)))
     _check_matrix(parsed, kernel_dir)
     _report_dependencies_and_archs(parsed)
     for warning in parsed.warnings:
