@@ -223,7 +223,7 @@ def test_update_build_writes_through_a_symlink(tmp_path: Path) -> None:
     result = run("update-build", str(d))
     assert result.returncode == 0, result.stderr
     assert (d / "build.toml").is_symlink()
-    assert "edition = 5" in shared.read_text()
+    assert "edition = 6" in shared.read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["kernel", "shared.toml"]  # no temporary file left
 
 

@@ -13,7 +13,9 @@ from kernel_builder.config import dumps, parse
 from kernel_builder.config.model import (
     KERNEL_BACKENDS,
     Backend,
+    RUST_MIN_TILEIRAS,
     Build,
+    BuildLayout,
     CppDependency,
     CudaGeneral,
     General,
@@ -21,6 +23,8 @@ from kernel_builder.config.model import (
     Hub,
     Kernel,
     KernelDependency,
+    Language,
+    MlxNoarch,
     NeuronGeneral,
     Torch,
     TorchNoarch,
@@ -72,13 +76,27 @@ generals = st.builds(
     neuron=st.none() | st.builds(NeuronGeneral, kernel_deps, subsets("nki")),
     tpu=st.none() | st.just(TpuGeneral()),
     xpu=st.none() | st.builds(XpuGeneral, kernel_deps, subsets("onednn")),
+    build_layout=st.none() | st.sampled_from(list(BuildLayout)),
 )
 stable_abis = st.none() | versions | st.dictionaries(st.sampled_from(list(Backend)), versions, max_size=3)
 frameworks = st.one_of(
     st.builds(Torch, path_lists, opt_path_lists, opt_lists, st.none() | versions, st.none() | versions, opt_lists, stable_abis),
     st.builds(TorchNoarch, opt_lists, opt_lists, opt_lists),
     st.builds(TvmFfi, path_lists, opt_path_lists, opt_lists, opt_lists),
+    st.builds(MlxNoarch, opt_lists),
 )
+
+
+@st.composite
+def rust_kernels(draw: st.DrawFn) -> Kernel:
+    """Edition 6's Rust components (only beside a [tvm-ffi] framework)."""
+    language = draw(st.sampled_from([lang for lang in Language if lang.is_rust]))
+    extra = {}
+    if language is Language.RUST_CUDA_OXIDE:
+        extra = {"cuda_capabilities": draw(opt_lists)}
+    elif language is Language.RUST_CUTILE:
+        extra = {"tileiras_minver": draw(versions.filter(lambda v: v >= RUST_MIN_TILEIRAS))}
+    return Kernel(backend=language.backend, language=language, src=draw(path_lists), cargo_manifest=draw(paths), **extra)
 
 
 @st.composite
@@ -101,7 +119,17 @@ def kernels(draw: st.DrawFn) -> Kernel:
     )
 
 
-builds = st.builds(Build, generals, frameworks, st.dictionaries(st.text(min_size=1, max_size=8), kernels(), max_size=3))
+@st.composite
+def _builds(draw: st.DrawFn) -> Build:
+    """A valid model: [mlx-noarch] only with metal, Rust components only with [tvm-ffi]."""
+    general, framework = draw(generals), draw(frameworks)
+    if isinstance(framework, MlxNoarch):
+        general = attrs.evolve(general, backends=tuple(b for b in general.backends if b is Backend.METAL))
+    components = kernels() | rust_kernels() if isinstance(framework, TvmFfi) else kernels()
+    return Build(general, framework, draw(st.dictionaries(st.text(min_size=1, max_size=8), components, max_size=3)))
+
+
+builds = _builds()
 
 
 @SETTINGS
@@ -109,7 +137,7 @@ builds = st.builds(Build, generals, frameworks, st.dictionaries(st.text(min_size
 def test_model_toml_model_round_trip(build: Build) -> None:
     text = dumps(build)
     parsed = parse(text)
-    assert parsed.edition == 5
+    assert parsed.edition == 6
     assert parsed.build == build
     assert dumps(parsed.build) == text
 
@@ -117,8 +145,31 @@ def test_model_toml_model_round_trip(build: Build) -> None:
 comment_text = st.text(st.characters(blacklist_categories=("Cc", "Cs")), max_size=12)
 
 
+def _v5_compatible(build: Build) -> Build:
+    """Drop what only edition 6 can say (build-layout, [mlx-noarch], Rust components, [tvm-ffi] without src)."""
+    general = attrs.evolve(build.general, build_layout=None)
+    framework = build.framework
+    if isinstance(framework, MlxNoarch):
+        framework = TorchNoarch(pyext=framework.pyext)
+    if isinstance(framework, TvmFfi) and not framework.src:
+        framework = attrs.evolve(framework, src=("binding.cpp",))
+    kernels = {name: k for name, k in build.kernels.items() if not k.is_rust}
+    return attrs.evolve(build, general=general, framework=framework, kernels=kernels)
+
+
+def _as_edition_5(text: str) -> str:
+    """Edition-6 text written by ``dumps`` as edition 5: ``backend`` tags, ``edition = 5``."""
+    lines = []
+    for line in text.splitlines():
+        if line.startswith('language = "cpp-'):
+            line = 'backend = "' + line[len('language = "cpp-') :]
+        lines.append("edition = 5" if line == "edition = 6" else line)
+    return "\n".join(lines) + "\n"
+
+
 def _v4_compatible(build: Build) -> Build:
-    """Drop what only edition 5 can say (kernel-depends, [general.tpu], per-backend stable ABI)."""
+    """Drop what only editions 5 and 6 can say (kernel-depends, [general.tpu], per-backend stable ABI)."""
+    build = _v5_compatible(build)
     g = build.general
     general = attrs.evolve(
         g,
@@ -172,17 +223,33 @@ def _check_migration(legacy: str, inserted: list[str], edition: int, build: Buil
     new, found = migrate_text(legacy)
     assert found == edition
     reread = parse(new)
-    assert reread.edition == 5 and reread.build == build
+    assert reread.edition == 6 and reread.build == build
     assert [c.rstrip() for c in scan(new).comments] == [c.rstrip() for c in inserted]
-    # only insertions: every original line is still there, in order
+    # only insertions and in-place edits (`edition = 5` -> 6, `backend = "x"` -> `language = "cpp-x"`):
+    # every original line is still there, in order
     new_lines = iter(new.splitlines())
-    assert all(any(line == candidate for candidate in new_lines) for line in legacy.splitlines())
+    edited = (_as_edition_6_line(line) for line in legacy.splitlines())
+    assert all(any(line == candidate for candidate in new_lines) for line in edited)
+
+
+def _as_edition_6_line(line: str) -> str:
+    if line.startswith('backend = "'):
+        return 'language = "cpp-' + line[len('backend = "') :]
+    return "edition = 6" + line[len("edition = 5") :] if line.startswith("edition = 5") else line
+
+
+@SETTINGS
+@given(builds.map(_v5_compatible), st.data())
+def test_update_build_v5_keeps_every_comment_and_gives_edition_6(build: Build, data: st.DataObject) -> None:
+    legacy, inserted = _with_comments(_as_edition_5(dumps(build)).splitlines(), data)
+    assert parse(legacy).edition == 5
+    _check_migration(legacy, inserted, 5, build)
 
 
 @SETTINGS
 @given(builds.map(_v4_compatible), st.data())
-def test_update_build_v4_keeps_every_comment_and_gives_edition_5(build: Build, data: st.DataObject) -> None:
-    lines = [line for line in dumps(build).splitlines() if line != "edition = 5"]
+def test_update_build_v4_keeps_every_comment_and_gives_edition_6(build: Build, data: st.DataObject) -> None:
+    lines = [line for line in _as_edition_5(dumps(build)).splitlines() if line != "edition = 5"]
     legacy, inserted = _with_comments(lines, data)
     assert parse(legacy).edition == 4
     _check_migration(legacy, inserted, 4, build)
@@ -190,11 +257,11 @@ def test_update_build_v4_keeps_every_comment_and_gives_edition_5(build: Build, d
 
 @SETTINGS
 @given(builds.map(_v3_compatible), st.data())
-def test_update_build_v3_keeps_every_comment_and_gives_edition_5(build: Build, data: st.DataObject) -> None:
+def test_update_build_v3_keeps_every_comment_and_gives_edition_6(build: Build, data: st.DataObject) -> None:
     drop = {"edition = 5", "[torch-noarch]"}
     if build.general.version == 1 and data.draw(st.booleans()):
         drop.add("version = 1")
-    lines = [line for line in dumps(build).splitlines() if line not in drop]
+    lines = [line for line in _as_edition_5(dumps(build)).splitlines() if line not in drop]
     legacy, inserted = _with_comments(lines, data)
     # a file that v3 allows may also be valid v4 (which is tried first); without a
     # framework table or without `version` it can only be v3

@@ -259,7 +259,8 @@ def test_kernel_rules() -> None:
     )
     assert found == [
         "build.toml:11:21: kernel.relu.depends[1]: unknown C++ dependency 'boost'; expected one of cutlass_2_10, cutlass_3_5, "
-        "cutlass_3_6, cutlass_3_8, cutlass_3_9, cutlass_4_0, cutlass_4_4, cutlass_4_5, sycl_tla, metal-cpp, torch",
+        "cutlass_3_6, cutlass_3_8, cutlass_3_9, cutlass_4_0, cutlass_4_4, cutlass_4_5, sycl_tla, metal-cpp, torch, "
+        "torch-stable-abi-shim",
         "build.toml:12:29: kernel.relu.cuda-capabilities[1]: expected a string, got integer 9",
         "build.toml:13:1: kernel.relu.rocm-archs: unknown key; expected one of: backend, src, depends, include, cxx-flags, "
         "cuda-capabilities, cuda-flags, cuda-minver",
@@ -332,16 +333,25 @@ def test_v3_without_license_cannot_migrate() -> None:
     with pytest.raises(BuildTomlError) as info:
         parse('[general]\nname = "relu"\nbackends = ["cuda"]\n', allow_legacy=True)
     assert [str(p) for p in info.value.problems] == [
-        'build.toml:1:1: general.license: missing required key `license` (edition 5 needs it): add e.g. license = "Apache-2.0"'
+        'build.toml:1:1: general.license: missing required key `license` (edition 6 needs it): add e.g. license = "Apache-2.0"'
     ]
 
 
 @pytest.mark.parametrize(
     "edition, expected",
     [
-        ("6", "build.toml:4:11: general.edition: unsupported build edition 6; this kernel-builder reads edition 5"),
-        ('"5"', 'build.toml:4:11: general.edition: expected an integer edition (5), got string "5"'),
-        ("true", "build.toml:4:11: general.edition: expected an integer edition (5), got boolean true"),
+        (
+            "7",
+            "build.toml:4:11: general.edition: unsupported build edition 7; "
+            "this kernel-builder reads editions 3 and 4 (no `edition` key), 5 and 6",
+        ),
+        (
+            "4",
+            "build.toml:4:11: general.edition: unsupported build edition 4; "
+            "this kernel-builder reads editions 3 and 4 (no `edition` key), 5 and 6",
+        ),
+        ('"5"', 'build.toml:4:11: general.edition: expected an integer edition (6), got string "5"'),
+        ("true", "build.toml:4:11: general.edition: expected an integer edition (6), got boolean true"),
     ],
 )
 def test_edition_probe(edition: str, expected: str) -> None:
@@ -389,15 +399,16 @@ def test_duplicate_and_empty_backends_warn() -> None:
 # ---------------------------------------------------------------- writer
 
 
-def test_dumps_is_edition_5_with_kebab_keys(repo_root) -> None:
+def test_dumps_is_edition_6_with_kebab_keys(repo_root) -> None:
     build = load(repo_root / "examples" / "relu")
     text = dumps(build)
-    assert "edition = 5" in text and "cuda-capabilities" in text and "repo-id" in text
-    assert parse(text).edition == 5 and loads(text) == build
+    assert "edition = 6" in text and "cuda-capabilities" in text and "repo-id" in text
+    assert 'language = "cpp-cuda"' in text and "backend =" not in text
+    assert parse(text).edition == 6 and loads(text) == build
 
 
 def test_docs_examples_are_valid(repo_root) -> None:
-    """Every ```toml block of docs/build-toml.md is a valid edition-5 file."""
+    """Every ```toml block of docs/build-toml.md is a valid file of its edition, 5 or 6."""
     import re
 
     page = (repo_root / "docs" / "build-toml.md").read_text()
@@ -405,7 +416,7 @@ def test_docs_examples_are_valid(repo_root) -> None:
     assert blocks
     for block in blocks:
         parsed = parse(block)
-        assert parsed.edition == 5 and not parsed.warnings
+        assert parsed.edition in (5, 6) and not parsed.warnings
 
 
 @pytest.mark.parametrize("repo_id", ["relu", "a/b/c", "../x", "a/..b", "org/-x", "/x", ""])

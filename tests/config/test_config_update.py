@@ -15,7 +15,7 @@ from kernel_files import add_sources
 from kernel_builder.config import BuildTomlError, load, parse, to_dict
 from kernel_builder.config.model import Backend, TorchNoarch, Version
 from kernel_builder.config.positions import scan
-from kernel_builder.config.update import migrate_text, plan_update
+from kernel_builder.config.update import migrate_text, plan_update, snake_noarch_keys
 
 V4 = """\
 # ReLU, written before editions existed.
@@ -38,6 +38,8 @@ backend = "cuda"
 depends = ["torch"]
 src = ["relu_cuda/relu.cu"]
 """
+
+V4_AS_6 = V4.replace("version = 3\n", "version = 3\nedition = 6\n").replace('backend = "cuda"', 'language = "cpp-cuda"')
 
 V3 = """\
 [general]
@@ -71,23 +73,34 @@ def test_v4_is_rewritten_keeping_everything(tmp_path: Path) -> None:
     result = run("update-build", str(d))
     assert result.returncode == 0, result.stderr
     new = (d / "build.toml").read_text()
-    assert new == V4.replace('version = 3\n', 'version = 3\nedition = 5\n')
+    assert new == V4_AS_6
     assert scan(new).comments == scan(V4).comments
     parsed = parse(new)
-    assert parsed.edition == 5 and parsed.build == parse(V4).build
+    assert parsed.edition == 6 and parsed.build == parse(V4).build
     assert parsed.build.stable_abi_for(Backend.CPU) == Version((2, 11))
     assert 'stable-abi = "2.11"' in new
     assert sorted(p.name for p in d.iterdir() if p.is_file()) == ["build.toml"]  # no temporary file left behind
 
 
-def test_v5_is_left_byte_identical(tmp_path: Path) -> None:
-    text = V4.replace("version = 3\n", "version = 3\nedition   =   5\n")
+def test_v5_becomes_6_in_place(tmp_path: Path) -> None:
+    text = V4.replace("version = 3\n", "version = 3\nedition   =   5   # five\n")
+    d = kernel_dir(tmp_path, text)
+    done = run("update-build", str(d))
+    assert done.returncode == 0, done.stderr
+    assert "edition 5 -> 6" in done.stderr
+    new = (d / "build.toml").read_text()
+    assert new == text.replace("edition   =   5", "edition   =   6").replace('backend = "cuda"', 'language = "cpp-cuda"')
+    assert parse(new).edition == 6 and parse(new).build == parse(text).build
+
+
+def test_v6_is_left_byte_identical(tmp_path: Path) -> None:
+    text = V4_AS_6.replace("edition = 6\n", "edition   =   6\n")
     d = kernel_dir(tmp_path, text)
     before = (d / "build.toml").stat()
     for args in (["update-build", str(d)], ["update-build", "--check", str(d)], ["update-build", "--diff", str(d)]):
         result = run(*args)
         assert result.returncode == 0 and result.stdout == ""
-        assert "already edition 5" in result.stderr
+        assert "already edition 6" in result.stderr
     assert (d / "build.toml").read_bytes() == text.encode()
     assert (d / "build.toml").stat().st_mtime_ns == before.st_mtime_ns
 
@@ -96,12 +109,14 @@ def test_check_and_diff_do_not_write(tmp_path: Path) -> None:
     d = kernel_dir(tmp_path, V4)
     check = run("update-build", "--check", str(d))
     assert check.returncode == 1 and check.stdout == ""
-    assert "needs an update (edition 4 -> 5)" in check.stderr
+    assert "needs an update (edition 4 -> 6)" in check.stderr
     diff = run("update-build", "--diff", str(d))
     assert diff.returncode == 0
     assert diff.stdout.splitlines()[:2] == ["--- a/build.toml", "+++ b/build.toml"]
     added = [l for l in diff.stdout.splitlines() if l.startswith("+") and not l.startswith("+++")]
-    assert added == ["+edition = 5"]
+    assert added == ["+edition = 6", '+language = "cpp-cuda"']
+    removed = [l for l in diff.stdout.splitlines() if l.startswith("-") and not l.startswith("---")]
+    assert removed == ['-backend = "cuda"']
     both = run("update-build", "--check", "--diff", str(d))
     assert both.returncode == 1 and both.stdout == diff.stdout
     assert (d / "build.toml").read_text() == V4
@@ -113,7 +128,7 @@ def test_v3_migration_adds_version_and_noarch(tmp_path: Path) -> None:
     result = run("update-build", str(d))
     assert result.returncode == 0, result.stderr
     new = (d / "build.toml").read_text()
-    assert new.startswith('[general]\nname = "triton-relu"\nversion = 1\nedition = 5\nlicense = "MIT"   # required to migrate\n')
+    assert new.startswith('[general]\nname = "triton-relu"\nversion = 1\nedition = 6\nlicense = "MIT"   # required to migrate\n')
     assert new.rstrip().endswith("[torch-noarch]")
     assert "# a pure Triton kernel: no framework table in v3" in new
     build = load(d)
@@ -124,20 +139,25 @@ def test_v3_keeps_its_framework_table() -> None:
     text = '[general]\nname = "relu"\nlicense = "MIT"\nbackends = ["cpu"]\n[torch]\nsrc = ["a.cpp"]\n'
     new, edition = migrate_text(text)
     assert edition == 3
-    assert new == text.replace('name = "relu"\n', 'name = "relu"\nversion = 1\nedition = 5\n')
+    assert new == text.replace('name = "relu"\n', 'name = "relu"\nversion = 1\nedition = 6\n')
 
 
-def test_v3_tvm_ffi_without_src_needs_one() -> None:
-    # v3 allowed [tvm-ffi] without src; edition 5 does not, and the migration says so.
-    with pytest.raises(BuildTomlError, match="tvm-ffi.src: missing required key"):
-        migrate_text('[general]\nname = "relu"\nlicense = "MIT"\nbackends = ["cpu"]\n[tvm-ffi]\n')
+def test_v3_tvm_ffi_without_src_migrates() -> None:
+    # v3 allowed [tvm-ffi] without src; edition 5 did not, edition 6 does again.
+    from config_oracle import reference
+
+    text = '[general]\nname = "relu"\nlicense = "MIT"\nbackends = ["cpu"]\n[tvm-ffi]\n'
+    new, edition = migrate_text(text)
+    assert edition == 3 and "edition = 6" in new
+    assert reference(new).ok and parse(new).build == parse(text, allow_legacy=True).build
 
 
 def test_v3_without_license_is_an_error(tmp_path: Path) -> None:
     d = kernel_dir(tmp_path, V3.replace('license = "MIT"   # required to migrate\n', ""))
     result = run("update-build", str(d))
     assert result.returncode == 3
-    assert "general.license: missing required key `license` (edition 5 needs it)" in result.stderr
+    assert "general.license: missing required key `license` (edition 6 needs it)" in result.stderr
+    assert "run `kernel-builder update-build`" not in result.stderr
     assert (d / "build.toml").read_text() == V3.replace('license = "MIT"   # required to migrate\n', "")
 
 
@@ -177,7 +197,7 @@ def test_write_atomic_failure_keeps_the_old_file(tmp_path: Path, monkeypatch: py
 def test_plan_update_reports_edition(tmp_path: Path) -> None:
     plan = plan_update(kernel_dir(tmp_path, V4))
     assert plan.needed and plan.from_edition == 4
-    assert "+edition = 5" in plan.diff()
+    assert "+edition = 6" in plan.diff()
 
 
 # ---------------------------------------------------------------- check-config
@@ -202,7 +222,8 @@ def test_check_config_defaults_to_cwd_and_json(repo_root: Path) -> None:
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
     assert data == to_dict(load(repo_root / "examples" / "relu"))
-    assert data["general"]["edition"] == 5
+    assert data["general"]["edition"] == 6
+    assert data["kernel"]["relu_cuda"]["language"] == "cpp-cuda" and "backend" not in data["kernel"]["relu_cuda"]
     assert data["kernel"]["relu_cuda"]["cuda-capabilities"] == ["8.0", "9.0"]
 
 
@@ -312,27 +333,27 @@ def test_help_texts() -> None:
         (
             "crlf",
             '[general]\r\nname = "relu"\r\nversion = 1\r\nlicense = "x"\r\nbackends = ["cpu"]\r\n\r\n[torch]\r\n',
-            '[general]\r\nname = "relu"\r\nversion = 1\r\nedition = 5\r\nlicense = "x"\r\nbackends = ["cpu"]\r\n\r\n[torch]\r\n',
+            '[general]\r\nname = "relu"\r\nversion = 1\r\nedition = 6\r\nlicense = "x"\r\nbackends = ["cpu"]\r\n\r\n[torch]\r\n',
         ),
         (
             "inline-general",
             'general = { name = "relu", version = 1, license = "x", backends = ["cpu"] }\n[torch]\n',
-            'general = { name = "relu", version = 1, edition = 5, license = "x", backends = ["cpu"] }\n[torch]\n',
+            'general = { name = "relu", version = 1, edition = 6, license = "x", backends = ["cpu"] }\n[torch]\n',
         ),
         (
             "dotted-general",
             'general.name = "relu"\ngeneral.version = 1\ngeneral.license = "x"\ngeneral.backends = ["cpu"]\n[torch]\n',
-            'general.name = "relu"\ngeneral.version = 1\ngeneral.edition = 5\ngeneral.license = "x"\ngeneral.backends = ["cpu"]\n[torch]\n',
+            'general.name = "relu"\ngeneral.version = 1\ngeneral.edition = 6\ngeneral.license = "x"\ngeneral.backends = ["cpu"]\n[torch]\n',
         ),
         (
             "dotted-v3",
             'general.name = "relu"  # n\ngeneral.license = "x"\ngeneral.backends = ["cpu"]',
-            'general.name = "relu"  # n\ngeneral.version = 1\ngeneral.edition = 5\ngeneral.license = "x"\ngeneral.backends = ["cpu"]\n[torch-noarch]\n',
+            'general.name = "relu"  # n\ngeneral.version = 1\ngeneral.edition = 6\ngeneral.license = "x"\ngeneral.backends = ["cpu"]\n[torch-noarch]\n',
         ),
         (
             "indented-v3",
             '[general]\n  name = "relu"\n  license = "x"\n  backends = ["cpu"]\n',
-            '[general]\n  name = "relu"\n  version = 1\n  edition = 5\n  license = "x"\n  backends = ["cpu"]\n\n[torch-noarch]\n',
+            '[general]\n  name = "relu"\n  version = 1\n  edition = 6\n  license = "x"\n  backends = ["cpu"]\n\n[torch-noarch]\n',
         ),
     ],
 )
@@ -347,7 +368,7 @@ KEBAB_NOARCH = """\
 [general]
 name = "silu-and-mul"
 version = 1
-edition = 5
+edition = 6
 license = "apache-2.0"
 backends = ["cuda", "rocm"]
 
@@ -374,20 +395,20 @@ def test_update_build_renames_kebab_noarch_keys(tmp_path: Path) -> None:
     assert text == KEBAB_NOARCH.replace("cuda-capabilities", "cuda_capabilities").replace('"rocm-archs"', '"rocm_archs"')
     assert reference(text).ok
     assert load(d) == parse(KEBAB_NOARCH).build
-    assert "already edition 5" in run("update-build", str(d)).stderr
+    assert "already edition 6" in run("update-build", str(d)).stderr
 
 
 def test_v4_update_also_renames_kebab_noarch_keys() -> None:
-    v4 = KEBAB_NOARCH.replace("edition = 5\n", "")
+    v4 = KEBAB_NOARCH.replace("edition = 6\n", "")
     new, edition = migrate_text(v4)
     assert edition == 4
-    assert "cuda_capabilities" in new and "rocm_archs" in new and "edition = 5" in new
+    assert "cuda_capabilities" in new and "rocm_archs" in new and "edition = 6" in new
     assert parse(new).build == parse(v4, allow_legacy=True).build
 
 
 def test_examples_use_the_spelling_both_tools_read(repo_root: Path) -> None:
     for path in (repo_root / "examples").glob("*/build.toml"):
-        assert migrate_text(path.read_text())[0] == path.read_text(), path
+        assert snake_noarch_keys(path.read_text())[0] == path.read_text(), path
 
 
 def test_init_writes_a_build_toml_the_reference_reads(tmp_path: Path) -> None:
@@ -397,4 +418,4 @@ def test_init_writes_a_build_toml_the_reference_reads(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     text = (tmp_path / "k" / "build.toml").read_text()
     assert reference(text).ok, reference(text).error
-    assert migrate_text(text)[0] == text  # nothing for update-build to rename
+    assert snake_noarch_keys(text)[0] == text  # nothing for update-build to rename

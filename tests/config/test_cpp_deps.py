@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 # The names upstream's build.toml accepts in `depends` (its Dependency enum).
 UPSTREAM = ["cutlass_2_10", "cutlass_3_5", "cutlass_3_6", "cutlass_3_8", "cutlass_3_9", "cutlass_4_0",
-            "cutlass_4_4", "cutlass_4_5", "sycl_tla", "metal-cpp", "torch"]
+            "cutlass_4_4", "cutlass_4_5", "sycl_tla", "metal-cpp", "torch", "torch-stable-abi-shim"]
 
 
 def _toml(cuda_depends: str, *, backends='["cpu", "cuda"]', cuda_backend="cuda") -> str:

@@ -9,7 +9,7 @@ import click
 
 from kernel_builder.cli import output
 from kernel_builder.config import BuildTomlError, cpp_deps, read_file, to_dict
-from kernel_builder.config.model import FRAMEWORK_KEYS, Backend
+from kernel_builder.config.model import CURRENT_EDITION, FRAMEWORK_KEYS, KEYED_EDITIONS, Backend
 from kernel_builder.config.loading import build_toml_path
 from kernel_builder.config.portability import refuse_host_specific_flags
 from kernel_builder.config.update import plan_update, write_atomic
@@ -29,9 +29,11 @@ def _summary(parsed: Parsed) -> str:
     build = parsed.build
     framework = next(k for k, cls in FRAMEWORK_KEYS.items() if isinstance(build.framework, cls))
     edition = str(parsed.edition)
-    if parsed.edition != 5:
+    if parsed.edition not in KEYED_EDITIONS:
         edition += " (legacy; upgraded in memory, run `kernel-builder update-build`)"
-    kernels = ", ".join(f"{name} ({k.backend.value})" for name, k in build.kernels.items()) or "none"
+    kernels = ", ".join(
+        f"{name} ({k.backend.value})" if parsed.edition < 6 else f"{name} ({k.language.value})" for name, k in build.kernels.items()
+    ) or "none"
     rows = [
         ("name", build.general.name),
         ("version", str(build.general.version)),
@@ -79,7 +81,7 @@ def _report_dependencies_and_archs(parsed: Parsed) -> None:
 
 @click.command("check-config")
 @_DIR
-@click.option("--json", "as_json", is_flag=True, help="Print the normalised model (edition-5 keys) as JSON.")
+@click.option("--json", "as_json", is_flag=True, help="Print the normalised model (edition-6 keys) as JSON.")
 @click.option(
     "--toolchain",
     type=click.Choice(["pinned", "host"]),
@@ -121,14 +123,17 @@ def check_config(kernel_dir: str, as_json: bool, toolchain: str = "pinned") -> N
 @click.option("--check", is_flag=True, help="Write nothing; exit 1 if build.toml needs an update (for CI).")
 @click.option("--diff", "show_diff", is_flag=True, help="Print the change as a unified diff instead of writing it.")
 def update_build(kernel_dir: str, check: bool, show_diff: bool) -> None:
-    """Rewrite DIR/build.toml (default: the current directory) as edition 5.
+    """Rewrite DIR/build.toml (default: the current directory) as edition 6.
 
-    Legacy v4 files get `edition = 5`; v3 files also get `version = 1` when it is
-    missing and an empty [torch-noarch] when they have no framework table (v3 files
-    without `license` are refused: add one first). Comments, key order and formatting
-    are kept. [torch-noarch] `cuda-capabilities` / `rocm-archs` become `cuda_capabilities` /
-    `rocm_archs`, the spelling PyPI `kernels` also reads (in any edition); an edition-5
-    file without those is left untouched. The file is replaced atomically.
+    Edition-5 files get `edition = 6`, legacy v4 files gain it; v3 files also get
+    `version = 1` when it is missing and an empty [torch-noarch] when they have no
+    framework table (v3 files without `license` are refused: add one first). Each
+    [kernel.NAME] `backend = "cuda"` becomes `language = "cpp-cuda"`. Comments, key order
+    and formatting are kept. [torch-noarch] `cuda-capabilities` / `rocm-archs` become
+    `cuda_capabilities` / `rocm_archs`, the spelling PyPI `kernels` also reads (in any
+    edition); an edition-6 file without those is left untouched. Files older than v3
+    (`universal = ...`, no `backends`) are refused with what to write by hand. The file
+    is replaced atomically.
 
     \b
     Example:
@@ -138,7 +143,7 @@ def update_build(kernel_dir: str, check: bool, show_diff: bool) -> None:
     """
     plan = plan_update(kernel_dir)
     if not plan.needed:
-        output.note(f"{plan.path} is already edition 5; nothing to do")
+        output.note(f"{plan.path} is already edition {CURRENT_EDITION}; nothing to do")
         return
     if show_diff:
         output.result(plan.diff(), nl=False)

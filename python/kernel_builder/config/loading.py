@@ -1,9 +1,11 @@
 """Reading build.toml text into a ``Build``: TOML syntax, edition detection, readers.
 
-Detection follows the reference tool: ``general.edition = 5`` is read as edition 5;
-another integer is an unsupported edition; without ``edition`` the file is tried as
-the strict v4 format, then as v3. v4 is upgraded in memory with a warning; v3 is
-refused unless the caller migrates it (``update-build``).
+Detection follows the reference tool: ``general.edition = 5`` or ``6`` is read as that
+edition; another integer is an unsupported edition; without ``edition`` the file is tried
+as the strict v4 format, then as v3. v4 is upgraded in memory with a warning; v3 is
+refused unless the caller migrates it (``update-build``). Files older than v3 (a
+``universal`` flag, kernels without ``backend``) are recognised and refused with what to
+write instead.
 """
 
 from __future__ import annotations
@@ -18,14 +20,15 @@ import attrs
 
 from kernel_builder import _files
 from kernel_builder._repr import fields_repr
-from kernel_builder.config.model import CURRENT_EDITION, Build
+from kernel_builder.config.model import CURRENT_EDITION, KEYED_EDITIONS, Build
 from kernel_builder.config.positions import Positions, scan
 from kernel_builder.config.problems import BuildTomlError, Problem, Problems, describe
 from kernel_builder.config.reader import ReadOptions, read_build
 
 __all__ = ["Parsed", "parse", "load", "loads", "build_toml_path", "UPDATE_HINT"]
 
-UPDATE_HINT = "run `kernel-builder update-build` in the kernel directory to rewrite build.toml as edition 5"
+UPDATE_HINT = f"run `kernel-builder update-build` in the kernel directory to rewrite build.toml as edition {CURRENT_EDITION}"
+DOCS = "docs/build-toml.md"
 MAX_DEPTH = 32  # the schema needs 4; the readers and the position scanner recurse
 # Patterns as text: re compiles one on first use (and caches it), not at every start-up.
 _TOML_POSITION = r"\s*\(at line (\d+), column (\d+)\)$"
@@ -111,21 +114,24 @@ def parse(
         if type(edition) is not int or edition < 0:
             problems = Problems(path, positions)
             problems.add(("general", "edition"), f"expected an integer edition ({CURRENT_EDITION}), got {describe(edition)}")
-            raise BuildTomlError(path, problems.items)
-        if edition != CURRENT_EDITION:
+            raise BuildTomlError(path, problems.items, hint=f"write edition = {CURRENT_EDITION} (see {DOCS})")
+        if edition not in KEYED_EDITIONS:
             problems = Problems(path, positions)
-            problems.add(("general", "edition"), f"unsupported build edition {edition}; this kernel-builder reads edition {CURRENT_EDITION}")
-            hint = "upgrade kernel-builder" if edition > CURRENT_EDITION else f"set edition = {CURRENT_EDITION}"
-            raise BuildTomlError(path, problems.items, hint=hint)
-        return _finish(doc, path, positions, CURRENT_EDITION, check_registry, (), root=root)
+            problems.add(("general", "edition"), f"unsupported build edition {edition}; {_EDITIONS_READ}")
+            raise BuildTomlError(path, problems.items, hint=_edition_hint(edition))
+        return _finish(doc, path, positions, edition, check_registry, (), root=root)
 
+    legacy = _older_than_v3(doc)
+    if legacy is not None:
+        problem = Problem(path, (), f"build.toml is older than edition 3 ({legacy}); kernel-builder reads editions 3 to {CURRENT_EDITION}")
+        raise BuildTomlError(path, [problem], hint=PRE_V3_HINT)
     # No edition: the strict v4 schema first, then v3 (like the reference).
     build4, problems4, _ = _attempt(doc, path, positions, ReadOptions(4, check_registry=False, root=root))
     if build4 is not None:
         note = Problem(
             path,
             (),
-            "build.toml uses the legacy v4 format (no `general.edition`); it was upgraded to edition 5 in memory. "
+            f"build.toml uses the legacy v4 format (no `general.edition`); it was upgraded to edition {CURRENT_EDITION} in memory. "
             "Run `kernel-builder update-build` to persist the upgrade.",
         )
         return _finish(doc, path, positions, 4, check_registry, (note,), root=root)
@@ -135,12 +141,60 @@ def parse(
             problem = Problem(path, (), "build.toml uses the legacy v3 format, which kernel-builder no longer reads")
             raise BuildTomlError(path, [problem], hint=UPDATE_HINT)
         return _finish(doc, path, positions, 3, check_registry, (), migrate=True, root=root)
-    # Neither: report the edition the file is closer to.
+    # Neither: report the edition the file is closer to. update-build (allow_legacy) is
+    # already running, so its hints never send the author back to it.
+    then = "" if allow_legacy else f"; {UPDATE_HINT}"
     if len(problems3) < len(problems4):
         note = "no `general.edition`, read as legacy v3"
-        raise BuildTomlError(path, problems3.items, note=note, hint=f"add edition = {CURRENT_EDITION} to [general] and fix the keys above; {UPDATE_HINT}")
+        raise BuildTomlError(path, problems3.items, note=note, hint=f"fix the keys above{then}, or write the file as edition {CURRENT_EDITION} (see {DOCS})")
     note = "no `general.edition`, read as legacy v4"
-    raise BuildTomlError(path, problems4.items, note=note, hint=f"add edition = {CURRENT_EDITION} to [general] (see docs/build-toml.md)")
+    raise BuildTomlError(path, problems4.items, note=note, hint=f"fix the keys above{then}, or add edition = {CURRENT_EDITION} to [general] and use its keys (see {DOCS})")
+
+
+_EDITIONS_READ = f"this kernel-builder reads editions 3 and 4 (no `edition` key), {' and '.join(map(str, KEYED_EDITIONS))}"
+PRE_V3_HINT = (
+    f"write it as edition {CURRENT_EDITION} by hand: [general] needs version = 1, edition = {CURRENT_EDITION}, a license "
+    "and backends (those of the [kernel.*] tables; `universal = true` meant all of cann, cpu, cuda, metal, neuron, "
+    "rocm and xpu); cuda-minver / cuda-maxver move to [general.cuda] as minver / maxver; each [kernel.NAME] "
+    f'gets language = "cpp-<backend>" (see "Files older than edition 3" in {DOCS})'
+)
+
+
+def _edition_hint(edition: int) -> str:
+    """What to do about an edition this kernel-builder does not read; never a command that
+    cannot help (no kernel-builder reads a newer edition, update-build reads none of these)."""
+    if edition > CURRENT_EDITION:
+        return (
+            f"edition {edition} is newer than any edition this kernel-builder knows; write the file as edition "
+            f"{CURRENT_EDITION} (every key is in {DOCS})"
+        )
+    return (
+        f"editions 3 and 4 are written without an `edition` key; write the file as edition {CURRENT_EDITION} "
+        f'(see "What changed" in {DOCS}), or delete the edition line so that it is read as legacy v4'
+    )
+
+
+def _older_than_v3(doc: dict[str, Any]) -> str | None:
+    """Why a file without ``edition`` is one of the formats before v3, else ``None``.
+
+    v2 had ``[general] universal`` and ``cuda-minver``/``cuda-maxver``; v1 had ``[torch]
+    universal`` and components tagged with ``language`` (cuda, cuda-hipify, metal). Both
+    derived the backends from the components, so they have no ``backends`` key."""
+    general = doc.get("general")
+    if not isinstance(general, dict) or "backends" in general:
+        return None
+    torch = doc.get("torch")
+    kernels = doc.get("kernel")
+    if "universal" in general or any(k in general for k in ("cuda-minver", "cuda-maxver")):
+        return "v2: `universal` or `cuda-minver` in [general], no `backends`"
+    if isinstance(torch, dict) and "universal" in torch:
+        return "v1: `universal` in [torch], no `backends`"
+    if isinstance(kernels, dict) and any(isinstance(k, dict) and "language" in k and "backend" not in k for k in kernels.values()):
+        return "v1: components tagged with `language`, no `backends`"
+    written_v2 = not any(k in general for k in ("version", "license", "upstream", "source"))
+    if written_v2 and isinstance(torch, dict) and isinstance(kernels, dict) and kernels and all(isinstance(k, dict) and "backend" in k for k in kernels.values()):
+        return "v2: no `backends`; they followed from the components"
+    return None
 
 
 def _finish(

@@ -1,7 +1,9 @@
 """The in-memory build.toml model.
 
-One model for every edition kernel-builder reads: the reader converts editions 4 and 5
-into it (v3 is only migrated, by ``update-build``) and the edition-5 writer serialises it back. Classes are frozen attrs values; value
+One model for every edition kernel-builder reads: the reader converts editions 4, 5 and 6
+into it (v3 is only migrated, by ``update-build``) and the edition-6 writer serialises it back.
+A component of an older edition gets the language its backend implies (``cpp-<backend>``),
+so an edition-5 file and its edition-6 twin give equal models. Classes are frozen attrs values; value
 types (``Version``, ``Backend``, kernel names) validate themselves at construction, so a
 ``Build`` that exists is well formed.
 """
@@ -34,7 +36,11 @@ __all__ = [
     "Torch",
     "TorchNoarch",
     "TvmFfi",
+    "MlxNoarch",
     "Framework",
+    "Language",
+    "BuildLayout",
+    "RUST_MIN_TILEIRAS",
     "FRAMEWORK_KEYS",
     "Kernel",
     "Build",
@@ -44,7 +50,9 @@ __all__ = [
     "validate_branch_name",
 ]
 
-CURRENT_EDITION = 5
+CURRENT_EDITION = 6
+# Editions with an ``edition`` key that this kernel-builder reads (4 and 3 have no key).
+KEYED_EDITIONS = (5, 6)
 
 
 # Backends a compiled ``[kernel.NAME]`` component may target.
@@ -132,6 +140,60 @@ def validate_branch_name(name: str) -> str:
     return name
 
 
+class Language(str, enum.Enum):
+    """Edition 6's ``[kernel.NAME] language``: the source language and, with it, the backend."""
+
+    CPP_CPU = "cpp-cpu"
+    CPP_CUDA = "cpp-cuda"
+    CPP_ROCM = "cpp-rocm"
+    CPP_XPU = "cpp-xpu"
+    CPP_METAL = "cpp-metal"
+    RUST_CPU = "rust-cpu"
+    RUST_CUDA_OXIDE = "rust-cuda-oxide"
+    RUST_CUTILE = "rust-cutile"
+
+    def __str__(self) -> str:
+        return self.value
+
+    @property
+    def backend(self) -> Backend:
+        return _LANGUAGE_BACKEND[self]
+
+    @property
+    def is_rust(self) -> bool:
+        return self.value.startswith("rust-")
+
+    @classmethod
+    def cpp_for(cls, backend: Backend) -> Language:
+        """The language of an edition 3-5 component: C++ for its backend."""
+        return cls(f"cpp-{backend.value}")
+
+
+_LANGUAGE_BACKEND = {
+    Language.CPP_CPU: Backend.CPU,
+    Language.CPP_CUDA: Backend.CUDA,
+    Language.CPP_ROCM: Backend.ROCM,
+    Language.CPP_XPU: Backend.XPU,
+    Language.CPP_METAL: Backend.METAL,
+    Language.RUST_CPU: Backend.CPU,
+    Language.RUST_CUDA_OXIDE: Backend.CUDA,
+    Language.RUST_CUTILE: Backend.CUDA,
+}
+
+# cuTile (rust-cutile) first shipped with CUDA 13.2: ``tileiras-minver`` may not be lower.
+RUST_MIN_TILEIRAS = Version((13, 2))
+
+
+class BuildLayout(str, enum.Enum):
+    """Edition 6's ``[general] build-layout``: a variant's package as files or as one zip."""
+
+    FILES = "files"
+    ZIP = "zip"
+
+    def __str__(self) -> str:
+        return self.value
+
+
 class CppDependency(str, enum.Enum):
     CUTLASS_2_10 = "cutlass_2_10"
     CUTLASS_3_5 = "cutlass_3_5"
@@ -144,6 +206,7 @@ class CppDependency(str, enum.Enum):
     SYCL_TLA = "sycl_tla"
     METAL_CPP = "metal-cpp"
     TORCH = "torch"
+    TORCH_STABLE_ABI_SHIM = "torch-stable-abi-shim"
 
     def __str__(self) -> str:
         return self.value
@@ -235,6 +298,7 @@ class General:
     neuron: NeuronGeneral | None = None
     tpu: TpuGeneral | None = None
     xpu: XpuGeneral | None = None
+    build_layout: BuildLayout | None = None  # edition 6; None reads as files
 
     @property
     def python_name(self) -> str:
@@ -297,18 +361,35 @@ class TvmFfi:
     cxx_flags: tuple[str, ...] | None = None
 
 
-Framework = Union[Torch, TorchNoarch, TvmFfi]
+@attrs.frozen(slots=False)
+class MlxNoarch:
+    """``[mlx-noarch]`` (edition 6): a pure Python MLX kernel; its only backend is metal."""
+    __repr__ = fields_repr
+    __eq__ = fields_eq
+    __hash__ = fields_hash
+
+    pyext: tuple[str, ...] | None = None
+
+
+Framework = Union[Torch, TorchNoarch, TvmFfi, MlxNoarch]
 
 # The build.toml table of each framework: the reader picks the class by it, the writer the key.
-FRAMEWORK_KEYS: dict[str, type[Framework]] = {"torch": Torch, "torch-noarch": TorchNoarch, "tvm-ffi": TvmFfi}
+FRAMEWORK_KEYS: dict[str, type[Framework]] = {
+    "torch": Torch,
+    "torch-noarch": TorchNoarch,
+    "tvm-ffi": TvmFfi,
+    "mlx-noarch": MlxNoarch,
+}
 
 
 @attrs.frozen(slots=False)
 class Kernel:
-    """``[kernel.NAME]``: one compiled component for one backend.
+    """``[kernel.NAME]``: one compiled component for one backend, in one language.
 
-    Backend-specific keys are ``None`` when absent; the readers reject keys that do not
-    belong to the component's backend.
+    Backend- and language-specific keys are ``None`` when absent; the readers reject keys
+    that do not belong to the component's language. ``language`` defaults to C++ for the
+    backend (editions 3-5 have no other); a Rust component has no ``depends`` and names its
+    crate with ``cargo_manifest`` (its ``src`` may list directories).
     """
     __repr__ = fields_repr
     __eq__ = fields_eq
@@ -316,7 +397,7 @@ class Kernel:
 
     backend: Backend
     src: tuple[str, ...]
-    depends: tuple[CppDependency, ...]
+    depends: tuple[CppDependency, ...] = ()
     include: tuple[str, ...] | None = None
     cxx_flags: tuple[str, ...] | None = None
     cuda_capabilities: tuple[str, ...] | None = None
@@ -325,6 +406,17 @@ class Kernel:
     rocm_archs: tuple[str, ...] | None = None
     hip_flags: tuple[str, ...] | None = None
     sycl_flags: tuple[str, ...] | None = None
+    cargo_manifest: str | None = None
+    tileiras_minver: Version | None = None
+    language: Language = attrs.field(default=attrs.Factory(lambda self: Language.cpp_for(self.backend), takes_self=True))
+
+    def __attrs_post_init__(self) -> None:
+        if self.language.backend is not self.backend:
+            raise ValueError(f"language {self.language.value} builds for {self.language.backend.value}, not {self.backend.value}")
+
+    @property
+    def is_rust(self) -> bool:
+        return self.language.is_rust
 
 
 DEFAULT_PYEXT = ("py", "pyi")
@@ -343,7 +435,7 @@ class Build:
     __hash__ = fields_hash
 
     general: General
-    framework: Torch | TorchNoarch | TvmFfi
+    framework: Torch | TorchNoarch | TvmFfi | MlxNoarch
     kernels: dict[str, Kernel] = attrs.field(factory=dict, hash=False)
 
     @property
@@ -356,7 +448,16 @@ class Build:
 
     @property
     def is_noarch(self) -> bool:
+        """A pure Python kernel: ``[torch-noarch]`` (``[mlx-noarch]`` is ``is_mlx``)."""
         return isinstance(self.framework, TorchNoarch)
+
+    @property
+    def is_mlx(self) -> bool:
+        return isinstance(self.framework, MlxNoarch)
+
+    @property
+    def build_layout(self) -> BuildLayout:
+        return self.general.build_layout or BuildLayout.FILES
 
     @property
     def is_tvm_ffi(self) -> bool:
@@ -401,7 +502,8 @@ class Build:
         kernels = [k for k in self.kernels.values() if backend is None or k.backend == backend]
         framework_src = getattr(self.framework, "src", ())
         framework_include = getattr(self.framework, "include", None) or ()
-        files = ["build.toml", *framework_src, *(f for k in kernels for f in k.src)]
+        manifests = [k.cargo_manifest for k in kernels if k.cargo_manifest]
+        files = ["build.toml", *framework_src, *(f for k in kernels for f in k.src), *manifests]
         dirs = [_relative_dir(d) for d in (*framework_include, *(d for k in kernels for d in k.include or ()))]
         out: list[str] = []
         for path in (*files, self.ext_dir, *(d for d in dirs if d)):

@@ -1,14 +1,15 @@
 """Reading a parsed build.toml (plain dicts from ``tomllib``) into the model.
 
-One reader serves editions 3, 4 and 5: each section is a table of ``Field`` specs, and
-the edition decides which fields exist. The walker checks every key of every table,
+One reader serves editions 3, 4, 5 and 6: each section is a table of ``Field`` specs, and
+the edition decides which fields exist (edition 6 tags a component with ``language``
+where older editions have ``backend``). The walker checks every key of every table,
 records each problem with its key path and keeps going, so a file with five mistakes
 gets five messages. Value types (names, versions, URLs, backends) are checked by the
 same parse functions the model uses.
 
 Why not cattrs structuring: its detailed validation gives key paths but not TOML
 line:column, and the schema changes with the edition and with each kernel's
-``backend`` tag. So structuring is this small walker; unstructuring (``--json``,
+``backend`` or ``language`` tag. So structuring is this small walker; unstructuring (``--json``,
 ``dumps``) uses cattrs (see ``writer.py``).
 """
 
@@ -28,8 +29,11 @@ from kernel_builder.ids import RepoId
 from kernel_builder.config.model import (
     FRAMEWORK_KEYS,
     KERNEL_BACKENDS,
+    RUST_MIN_TILEIRAS,
     Backend,
     Build,
+    BuildLayout,
+    CURRENT_EDITION,
     CppDependency,
     CudaGeneral,
     General,
@@ -37,6 +41,8 @@ from kernel_builder.config.model import (
     Hub,
     Kernel,
     KernelDependency,
+    Language,
+    MlxNoarch,
     NeuronGeneral,
     Torch,
     TorchNoarch,
@@ -83,6 +89,7 @@ class _Ctx:
     options: ReadOptions
     problems: Problems
     warnings: Problems
+    framework: str | None = None  # the document's framework table, when it has exactly one
 
 
 Reader = Callable[[_Ctx, Any, Path], Any]
@@ -153,7 +160,8 @@ def _parsed(parse: Callable[[str], Any], what: str) -> Reader:
 
 
 def _source_path(kind: str) -> Reader:
-    """A path relative to the kernel directory naming a ``kind`` ("file" or "directory").
+    """A path relative to the kernel directory naming a ``kind`` ("file", "directory", or
+    "file or directory": a Rust component's ``src`` may list a crate's directories).
 
     It may not be absolute or climb out with ``..``; with a root, it must exist, be of
     that kind and stay inside the root after symlinks are resolved. Builds copy and hash
@@ -192,6 +200,8 @@ def _source_path(kind: str) -> Reader:
             ctx.problems.add(path, f"{shown} resolves to {real}, outside the kernel directory (through a symlink); {hint}")
         elif not exists:
             ctx.problems.add(path, f"{shown} does not exist (looked for {full})")
+        elif kind == "file or directory" and not (is_file or is_dir):
+            ctx.problems.add(path, f"{shown} is neither a file nor a directory")
         elif kind == "file" and not is_file:
             what = "a directory" if is_dir else "not a regular file"
             ctx.problems.add(path, f"{shown} is {what}, expected a file; list directories under `include`")
@@ -205,7 +215,9 @@ def _source_path(kind: str) -> Reader:
 
 
 read_src = _list_of(_source_path("file"))
+read_rust_src = _list_of(_source_path("file or directory"))
 read_include = _list_of(_source_path("directory"))
+read_file_path = _source_path("file")
 
 
 def _major_minor(text: str) -> Version:
@@ -237,6 +249,8 @@ read_branch = _parsed(validate_branch_name, "a branch name")
 read_backend = _parsed(_member(Backend, "backend"), "a backend")
 read_backends = _list_of(read_backend)
 read_cpp_deps = _list_of(_parsed(_member(CppDependency, "C++ dependency"), "a dependency name"))
+read_language = _parsed(_member(Language, "language"), "a language")
+read_build_layout = _parsed(_member(BuildLayout, "build layout"), "a build layout")
 
 
 def _python_deps(backend: Backend | None) -> Reader:
@@ -375,8 +389,9 @@ read_xpu = _section(XpuGeneral, _backend_fields(Backend.XPU, True))
 
 
 def read_edition(ctx: _Ctx, value: Any, path: Path) -> Any:
-    if type(value) is not int or value != 5:
-        ctx.problems.add(path, f"expected 5, got {describe(value)}")
+    expected = ctx.options.edition
+    if type(value) is not int or value != expected:
+        ctx.problems.add(path, f"expected {expected}, got {describe(value)}")
         return INVALID
     return value
 
@@ -392,7 +407,10 @@ def general_fields(ctx: _Ctx) -> list[Field]:
     fields += [_field("license", read_str, required=edition >= 4), _field("upstream", read_git_url)]
     if edition >= 4:
         fields.append(_field("source", read_git_url))
-    fields += [_field("backends", read_backends, required=True), _field("python-depends", _python_deps(None))]
+    fields.append(_field("backends", read_backends, required=True))
+    if edition >= 6:
+        fields.append(_field("build-layout", read_build_layout))
+    fields.append(_field("python-depends", _python_deps(None)))
     if edition >= 5:
         fields.append(_field("kernel-depends", read_kernel_deps))
     fields += [_field("hub", read_hub), _field("cuda", read_cuda), _field("neuron", read_neuron)]
@@ -402,15 +420,15 @@ def general_fields(ctx: _Ctx) -> list[Field]:
     return fields
 
 
-def _edition5_key(ctx: _Ctx, kwargs: dict[str, Any], path: Path, key: str, fix: str, default: Any) -> bool:
-    """A key edition 3 may leave out: default it, or report it when migrating to edition 5.
+def _current_key(ctx: _Ctx, kwargs: dict[str, Any], path: Path, key: str, fix: str, default: Any) -> bool:
+    """A key edition 3 may leave out: default it, or report it when migrating to the current edition.
 
     False when it was reported (the table is then invalid).
     """
     if key in kwargs:
         return True
     if ctx.options.migrate:
-        ctx.problems.add(path + (key,), f"missing required key `{key}` (edition 5 needs it): {fix}", at="key")
+        ctx.problems.add(path + (key,), f"missing required key `{key}` (edition {CURRENT_EDITION} needs it): {fix}", at="key")
         return False
     kwargs[key] = default
     return True
@@ -423,7 +441,7 @@ def read_general(ctx: _Ctx, value: Any, path: Path) -> Any:
     kwargs.pop("edition", None)
     if ctx.options.edition == 3:
         kwargs.setdefault("version", 1)
-        if not _edition5_key(ctx, kwargs, path, "license", 'add e.g. license = "Apache-2.0"', ""):
+        if not _current_key(ctx, kwargs, path, "license", 'add e.g. license = "Apache-2.0"', ""):
             return INVALID
     return General(**kwargs)
 
@@ -453,7 +471,9 @@ def _noarch_fields(ctx: _Ctx) -> list[Field]:
 
 
 def _tvm_fields(ctx: _Ctx) -> list[Field]:
-    fields = [_field("src", read_src, required=ctx.options.edition >= 4), _field("include", read_include)]
+    # Editions 4 and 5 require `src`; 3 and 6 do not (a Rust component brings the binding).
+    required = ctx.options.edition in (4, 5)
+    fields = [_field("src", read_src, required=required), _field("include", read_include)]
     fields.append(_field("pyext", read_str_list))
     if ctx.options.edition >= 4:
         fields.append(_field("cxx-flags", read_str_list))
@@ -464,9 +484,8 @@ def read_tvm_ffi(ctx: _Ctx, value: Any, path: Path) -> Any:
     kwargs = read_table(ctx, value, path, _tvm_fields(ctx))
     if kwargs is INVALID:
         return INVALID
-    # Only v3 may leave `src` out.
-    if not _edition5_key(ctx, kwargs, path, "src", "list the binding sources", ()):
-        return INVALID
+    # v3 may leave `src` out; migrating it writes edition 6, which may too.
+    kwargs.setdefault("src", ())
     return TvmFfi(**kwargs)
 
 
@@ -474,19 +493,39 @@ FRAMEWORK_READERS: dict[str, Reader] = {
     "torch": _section(Torch, _torch_fields),
     "torch-noarch": _section(TorchNoarch, _noarch_fields),
     "tvm-ffi": read_tvm_ffi,
+    "mlx-noarch": _section(MlxNoarch, lambda ctx: [_field("pyext", read_str_list)]),
 }
 
-_KERNEL_COMMON = ["backend", "src", "depends", "include", "cxx-flags"]
+
+def frameworks_of(edition: int) -> tuple[str, ...]:
+    """The framework tables an edition knows, in build.toml's spelling."""
+    keys = ["torch", "tvm-ffi"]
+    if edition >= 4:
+        keys.insert(1, "torch-noarch")
+    if edition >= 6:
+        keys.append("mlx-noarch")
+    return tuple(keys)
+
 _KERNEL_EXTRA = {
     Backend.CUDA: [("cuda-capabilities", read_str_list), ("cuda-flags", read_str_list), ("cuda-minver", read_version)],
     Backend.ROCM: [("rocm-archs", read_str_list), ("hip-flags", read_str_list)],
     Backend.XPU: [("sycl-flags", read_str_list)],
 }
+# Edition 6's Rust components: the crate's sources and manifest, and per language a few keys.
+_RUST_EXTRA = {
+    Language.RUST_CPU: [],
+    Language.RUST_CUDA_OXIDE: [_field("cuda-capabilities", read_str_list)],
+    Language.RUST_CUTILE: [_field("tileiras-minver", read_version, required=True)],
+}
 
 
-def _kernel_fields(backend: Backend | None) -> list[Field]:
+def _tag(ctx: _Ctx, v: Any, p: Path) -> Any:
+    return v  # `backend` / `language`: checked before the table
+
+
+def _cpp_fields(tag: str, backend: Backend | None) -> list[Field]:
     fields = [
-        _field("backend", lambda ctx, v, p: v),  # checked before the table
+        _field(tag, _tag),
         _field("src", read_src, required=True),
         _field("depends", read_cpp_deps, required=True),
         _field("include", read_include),
@@ -496,25 +535,78 @@ def _kernel_fields(backend: Backend | None) -> list[Field]:
     return fields + [_field(key, read) for key, read in extras]
 
 
+def _rust_fields(language: Language) -> list[Field]:
+    common = [
+        _field("language", _tag),
+        _field("src", read_rust_src, required=True),
+        _field("cargo-manifest", read_file_path, required=True),
+    ]
+    return common + _RUST_EXTRA[language]
+
+
+def _kernel_fields(edition: int, language: Language | None) -> list[Field]:
+    """The keys of a component: by its backend (editions 3-5) or its language (6).
+
+    An unknown tag gives every key some component may have, so that only keys no
+    component knows are reported as unknown."""
+    if edition < 6:
+        return _cpp_fields("backend", language.backend if language else None)
+    if language is None:
+        fields = _cpp_fields("language", None) + [f for lang in _RUST_EXTRA for f in _rust_fields(lang)]
+        return [attrs.evolve(f, required=False) for f in {f.key: f for f in fields}.values()]
+    if language.is_rust:
+        return _rust_fields(language)
+    return _cpp_fields("language", language.backend)
+
+
+def _read_tag(ctx: _Ctx, value: dict[str, Any], path: Path) -> Language | None:
+    """The component's language: edition 6's ``language``, else C++ for its ``backend``."""
+    edition6 = ctx.options.edition >= 6
+    tag = "language" if edition6 else "backend"
+    if tag not in value:
+        fix = ""
+        if edition6 and isinstance(value.get("backend"), str) and value["backend"] in {b.value for b in KERNEL_BACKENDS}:
+            fix = f'; edition 6 names the language: write language = "cpp-{value["backend"]}" instead of backend = "{value["backend"]}"'
+        ctx.problems.add(path + (tag,), f"missing required key `{tag}`{fix}", at="key")
+        return None
+    if edition6:
+        language = read_language(ctx, value[tag], path + (tag,))
+        return None if language is INVALID else language
+    backend = read_backend(ctx, value[tag], path + (tag,))
+    if backend is INVALID:
+        return None
+    if backend not in KERNEL_BACKENDS:
+        valid = ", ".join(sorted(b.value for b in KERNEL_BACKENDS))
+        ctx.problems.add(path + (tag,), f"kernels cannot target backend {backend.value}; expected one of {valid}")
+        return None
+    return Language.cpp_for(backend)
+
+
 def read_kernel(ctx: _Ctx, value: Any, path: Path) -> Any:
+    tag = "language" if ctx.options.edition >= 6 else "backend"
     if not isinstance(value, dict):
-        ctx.problems.add(path, f"expected a table with a `backend` key, got {describe(value)}")
+        ctx.problems.add(path, f"expected a table with a `{tag}` key, got {describe(value)}")
         return INVALID
-    backend: Any = None
-    if "backend" not in value:
-        ctx.problems.add(path + ("backend",), "missing required key `backend`", at="key")
-    else:
-        backend = read_backend(ctx, value["backend"], path + ("backend",))
-        if backend is not INVALID and backend not in KERNEL_BACKENDS:
-            valid = ", ".join(sorted(b.value for b in KERNEL_BACKENDS))
-            ctx.problems.add(path + ("backend",), f"kernels cannot target backend {backend.value}; expected one of {valid}")
-            backend = INVALID
-    known = backend if isinstance(backend, Backend) else None
-    kwargs = read_table(ctx, value, path, _kernel_fields(known))
-    if kwargs is INVALID or known is None:
+    language = _read_tag(ctx, value, path)
+    kwargs = read_table(ctx, value, path, _kernel_fields(ctx.options.edition, language))
+    ok = kwargs is not INVALID and language is not None
+    if language is not None and language.is_rust and ctx.framework not in (None, "tvm-ffi"):
+        ctx.problems.add(
+            path + ("language",),
+            f"a Rust component ({language.value}) needs the [tvm-ffi] framework; this file has [{ctx.framework}]",
+        )
+        ok = False
+    minver = kwargs.get("tileiras_minver") if kwargs is not INVALID else None
+    if minver is not None and minver < RUST_MIN_TILEIRAS:
+        ctx.problems.add(
+            path + ("tileiras-minver",),
+            f"{minver} is older than {RUST_MIN_TILEIRAS}, the first CUDA release with cuTile; use \"13.2\" or later",
+        )
+        ok = False
+    if not ok:
         return INVALID
-    kwargs["backend"] = known
-    return Kernel(**kwargs)
+    kwargs.pop(tag, None)
+    return Kernel(backend=language.backend, language=language, **kwargs)
 
 
 def read_kernels(ctx: _Ctx, value: Any, path: Path) -> Any:
@@ -528,12 +620,15 @@ def read_kernels(ctx: _Ctx, value: Any, path: Path) -> Any:
 def read_build(doc: dict[str, Any], options: ReadOptions, problems: Problems, warnings: Problems) -> Build | None:
     """Read a whole document; problems go to ``problems``; ``None`` if there were any."""
     ctx = _Ctx(options, problems, warnings)
-    frameworks = [k for k in FRAMEWORK_KEYS if k in doc and not (k == "torch-noarch" and options.edition < 4)]
+    known = frameworks_of(options.edition)
+    frameworks = [k for k in FRAMEWORK_KEYS if k in doc and k in known]
+    ctx.framework = frameworks[0] if len(frameworks) == 1 else None
     allowed = {"general", "kernel", *frameworks}
     for key in doc:
         if key not in allowed:
-            names = "torch, tvm-ffi" if options.edition < 4 else "torch, torch-noarch, tvm-ffi"
-            ctx.problems.add((key,), f"unknown table; expected one of: general, {names}, kernel", at="key")
+            names = ", ".join(known)
+            later = " (an edition-6 table: set edition = 6)" if key == "mlx-noarch" else ""
+            ctx.problems.add((key,), f"unknown table{later}; expected one of: general, {names}, kernel", at="key")
     general: Any = INVALID
     if "general" not in doc:
         ctx.problems.add(("general",), "missing required table [general]", at="key")
@@ -544,7 +639,8 @@ def read_build(doc: dict[str, Any], options: ReadOptions, problems: Problems, wa
         if options.edition < 4:
             framework = TorchNoarch()
         else:
-            ctx.problems.add((), "missing framework table: add one of [torch], [torch-noarch] or [tvm-ffi]")
+            tables = [f"[{k}]" for k in known]
+            ctx.problems.add((), f"missing framework table: add one of {', '.join(tables[:-1])} or {tables[-1]}")
     elif len(frameworks) > 1:
         listed = " and ".join(f"[{k}]" for k in frameworks)
         for key in frameworks[1:]:
@@ -554,6 +650,10 @@ def read_build(doc: dict[str, Any], options: ReadOptions, problems: Problems, wa
     kernels: Any = {}
     if "kernel" in doc:
         kernels = read_kernels(ctx, doc["kernel"], ("kernel",))
+    if isinstance(framework, MlxNoarch) and general is not INVALID:
+        for index, backend in enumerate(general.backends):
+            if backend is not Backend.METAL:
+                ctx.problems.add(("general", "backends", index), f"[mlx-noarch] kernels run on metal only, not {backend.value}")
     if problems or INVALID in (general, framework, kernels):
         return None
     build = Build(general=general, framework=framework, kernels=kernels)

@@ -1,8 +1,9 @@
-"""``update-build``: rewrite a v3/v4 build.toml as edition 5, keeping the author's text.
+"""``update-build``: rewrite a v3/v4/edition-5 build.toml as edition 6, keeping the author's text.
 
-The migration is a few insertions into the tomlkit document (``edition = 5``, v3's
-default ``version = 1`` and its implicit ``[torch-noarch]``), so comments, key order
-and formatting survive. ``[torch-noarch]`` keys spelled ``cuda-capabilities`` /
+The migration is a few insertions into the tomlkit document (``edition = 6``, v3's
+default ``version = 1`` and its implicit ``[torch-noarch]``) and in-place text edits
+(an edition-5 file's ``edition = 5`` becomes 6; each component's ``backend = "cuda"``
+becomes ``language = "cpp-cuda"``), so comments, key order and formatting survive. ``[torch-noarch]`` keys spelled ``cuda-capabilities`` /
 ``rocm-archs`` (which we read but the reference parser rejects) are renamed to the
 snake spelling both tools read, in any edition. The result is read back and must give
 the same model.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -21,12 +23,13 @@ import tomlkit
 from tomlkit.items import InlineTable, Table
 
 from kernel_builder._files import write_atomic
+from kernel_builder.backends import Backend
 from kernel_builder.config.loading import build_toml_path, parse, read_text
-from kernel_builder.config.model import CURRENT_EDITION, FRAMEWORK_KEYS
+from kernel_builder.config.model import CURRENT_EDITION, FRAMEWORK_KEYS, KEYED_EDITIONS, Language
 from kernel_builder.config.positions import scan
 from kernel_builder.config.problems import BuildTomlError, Problem
 
-__all__ = ["Update", "migrate_text", "plan_update", "snake_noarch_keys", "write_atomic"]
+__all__ = ["Update", "migrate_text", "plan_update", "snake_noarch_keys", "languages_for_backends", "write_atomic"]
 
 
 @attrs.frozen
@@ -51,7 +54,7 @@ class Update:
         return self.old_text != self.new_text
 
     def diff(self) -> str:
-        """A unified diff from the current file to the edition-5 file."""
+        """A unified diff from the current file to the edition-6 file."""
         lines = difflib.unified_diff(
             self.old_text.splitlines(keepends=True),
             self.new_text.splitlines(keepends=True),
@@ -84,7 +87,7 @@ def _insert_after(table: Table | InlineTable, after: str, key: str, value: Any) 
 def _insert_line_after(text: str, location: tuple[int, int], key: str, value: int) -> str:
     """Text-level fallback: copy the line at ``location`` with ``key = value``.
 
-    ``general.version = 1`` gives ``general.edition = 5``; indentation is kept.
+    ``general.version = 1`` gives ``general.edition = 6``; indentation is kept.
     """
     lines = text.splitlines(keepends=True)
     line_no, column = location
@@ -159,26 +162,84 @@ def snake_noarch_keys(text: str) -> tuple[str, tuple[str, ...]]:
     return "".join(lines), tuple(renamed)
 
 
-def migrate_text(text: str, *, path: str = "build.toml") -> tuple[str, int]:
-    """Edition-5 text for ``text`` and the edition it was written in.
+_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'')
 
-    Edition-5 input comes back unchanged apart from ``snake_noarch_keys``; invalid input
+
+def _replace_at(lines: list[str], location: tuple[int, int], pattern: re.Pattern[str] | str, new: str) -> None:
+    """Replace what ``pattern`` matches at ``location`` (1-based line:column) with ``new``."""
+    line_no, column = location
+    line = lines[line_no - 1]
+    match = re.compile(pattern).match(line, column - 1)
+    if match is None:
+        raise _CannotEdit
+    lines[line_no - 1] = line[: match.start()] + new + line[match.end() :]
+
+
+def languages_for_backends(text: str) -> str:
+    """``text`` with each ``[kernel.NAME] backend = "<b>"`` written as ``language = "cpp-<b>"``.
+
+    Edits are made from the end of the file backwards, so earlier positions stay valid;
+    a key or value the scanner cannot place exactly makes the caller give up (``_CannotEdit``).
+    """
+    doc = tomllib.loads(text)
+    positions = scan(text)
+    lines = text.splitlines(keepends=True)
+    edits = []
+    for name, table in (doc.get("kernel") or {}).items():
+        if not isinstance(table, dict) or "backend" not in table:
+            continue
+        path = ("kernel", name, "backend")
+        key, value = positions.keys.get(path), positions.values.get(path)
+        if key is None or value is None:
+            raise _CannotEdit
+        language = Language.cpp_for(Backend(table["backend"])).value
+        edits += [(value, _STRING, f'"{language}"'), (key, r'"backend"|\'backend\'|backend', "language")]
+    for location, pattern, new in sorted(edits, key=lambda e: e[0], reverse=True):
+        _replace_at(lines, location, pattern, new)
+    return "".join(lines)
+
+
+def _set_edition(text: str) -> str:
+    """An edition-5 file's ``edition = 5`` as ``edition = 6``, in place."""
+    where = scan(text).values.get(("general", "edition"))
+    if where is None:
+        raise _CannotEdit
+    lines = text.splitlines(keepends=True)
+    _replace_at(lines, where, r"[0-9_+]+", str(CURRENT_EDITION))
+    return "".join(lines)
+
+
+def migrate_text(text: str, *, path: str = "build.toml") -> tuple[str, int]:
+    """Edition-6 text for ``text`` and the edition it was written in.
+
+    Edition-6 input comes back unchanged apart from ``snake_noarch_keys``; invalid input
     raises ``BuildTomlError``.
     """
     parsed = parse(text, path=path, allow_legacy=True, check_registry=False)
     try:
-        new_text = snake_noarch_keys(text if parsed.edition == CURRENT_EDITION else _edit(text))[0]
+        if parsed.edition == CURRENT_EDITION:
+            new_text = text
+        elif parsed.edition in KEYED_EDITIONS:
+            new_text = languages_for_backends(_set_edition(text))
+        else:
+            new_text = languages_for_backends(_edit(text))
+        new_text = snake_noarch_keys(new_text)[0]
         if new_text == text:
             return text, parsed.edition
         check = parse(new_text, path=path, check_registry=False)
         same = check.edition == CURRENT_EDITION and check.build == parsed.build
     except (_CannotEdit, BuildTomlError) as exc:
         if isinstance(exc, BuildTomlError) and any(p.path for p in exc.problems):
-            raise  # a real problem of the file that edition 5 reports (e.g. v3 [tvm-ffi] without src)
+            raise  # a real problem of the file that edition 6 reports (e.g. a v3 file without a license)
         same = False
     if not same:
         problem = Problem(path, (), "cannot migrate this file in place: the rewritten file does not read back the same")
-        raise BuildTomlError(path, [problem], hint="add `edition = 5` to [general] by hand (see docs/build-toml.md), or report this")
+        raise BuildTomlError(
+            path,
+            [problem],
+            hint=f"write edition = {CURRENT_EDITION} in [general] and language = \"cpp-<backend>\" for each [kernel.NAME] backend "
+            "by hand (see docs/build-toml.md), or report this",
+        )
     return new_text, parsed.edition
 
 

@@ -1,4 +1,4 @@
-"""The model back to data: plain dicts (``--json``) and edition-5 TOML text (``dumps``).
+"""The model back to data: plain dicts (``--json``) and edition-6 TOML text (``dumps``).
 
 A cattrs converter unstructures the attrs classes with kebab-case keys, leaving out
 keys that are unset (``None``) or at their empty default, so ``loads(dumps(b)) == b``.
@@ -19,6 +19,7 @@ from kernel_builder.config.model import (
     FRAMEWORK_KEYS,
     Backend,
     Build,
+    BuildLayout,
     CppDependency,
     CudaGeneral,
     General,
@@ -26,6 +27,8 @@ from kernel_builder.config.model import (
     Hub,
     Kernel,
     KernelDependency,
+    Language,
+    MlxNoarch,
     NeuronGeneral,
     Torch,
     TorchNoarch,
@@ -73,8 +76,23 @@ def converter() -> cattrs.Converter:
     conv.register_unstructure_hook(GitUrl, str)
     conv.register_unstructure_hook(Backend, lambda b: b.value)
     conv.register_unstructure_hook(CppDependency, lambda d: d.value)
-    for cls in (KernelDependency, Hub, CudaGeneral, NeuronGeneral, TpuGeneral, XpuGeneral, TorchNoarch, TvmFfi, Kernel):
+    conv.register_unstructure_hook(Language, lambda d: d.value)
+    conv.register_unstructure_hook(BuildLayout, lambda d: d.value)
+    for cls in (KernelDependency, Hub, CudaGeneral, NeuronGeneral, TpuGeneral, XpuGeneral, TorchNoarch, TvmFfi, MlxNoarch):
         conv.register_unstructure_hook(cls, _kebab_hook(conv, cls))
+    kernel_base = _kebab_hook(conv, Kernel, backend=override(omit=True), language=override(omit=True))
+
+    def kernel(value: Kernel) -> dict[str, Any]:
+        """Edition 6: ``language`` first; a C++ component always has ``depends``, Rust none."""
+        raw = kernel_base(value)
+        out: dict[str, Any] = {"language": value.language.value}
+        if not value.is_rust:
+            out["depends"] = [d.value for d in value.depends]
+        raw.pop("depends", None)
+        out.update(raw)
+        return out
+
+    conv.register_unstructure_hook(Kernel, kernel)
     torch_base = _kebab_hook(conv, Torch, stable_abi=override(omit=True))
 
     def torch(value: Torch) -> dict[str, Any]:
@@ -107,7 +125,7 @@ def converter() -> cattrs.Converter:
 
 
 def to_dict(build: Build) -> dict[str, Any]:
-    """The normalised model as plain data, keyed as in an edition-5 build.toml."""
+    """The normalised model as plain data, keyed as in an edition-6 build.toml."""
     return converter().unstructure(build, Build)
 
 
@@ -140,7 +158,7 @@ def _table(data: dict[str, Any], *, super_table: bool = False) -> Any:
 
 
 def dumps(build: Build) -> str:
-    """Edition-5 TOML text for ``build``; ``loads(dumps(b)) == b``."""
+    """Edition-6 TOML text for ``build``; ``loads(dumps(b)) == b``."""
     data = to_dict(build)
     doc = tomlkit.document()
     for key, value in data.items():
