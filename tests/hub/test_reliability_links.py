@@ -124,3 +124,33 @@ def test_compute_digest_names_a_fifo_instead_of_skipping_it(tmp_path: Path) -> N
     os.mkfifo(tmp_path / "pipe")
     with pytest.raises(CheckError, match=r"pipe is a FIFO \(named pipe\)"):
         digest.compute_digest(tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["benchmark-link", "card-link", "prerendered-card-link", "benchmark-fifo"])
+def test_upload_refuses_a_benchmark_or_card_that_is_not_the_kernels_own_file(hub_server, tmp_path: Path, kind: str) -> None:
+    """The other file sets an upload reads: benchmarks/benchmark*.py and the card template
+    (CARD.md, or a pre-rendered build/CARD.md), which becomes README.md on main."""
+    root = make_kernel(tmp_path / "relu")
+    secret = _outside(tmp_path)
+    if kind == "benchmark-link":
+        planted = root / "benchmarks" / "benchmark_token.py"
+        planted.symlink_to(secret)
+        fragment = f"is a symlink to {secret}, which resolves to {secret}, outside the kernel directory"
+    elif kind == "card-link":
+        planted = root / "CARD.md"
+        planted.symlink_to(secret)
+        fragment = f"is a symlink to {secret}, which resolves to {secret}, outside the kernel directory"
+    elif kind == "prerendered-card-link":
+        (root / "build.toml").unlink()  # a bare tree: the pre-rendered card is what is published
+        planted = root / "build" / "CARD.md"
+        planted.symlink_to(secret)
+        fragment = f"is a symlink to {secret}, which resolves to {secret}, outside the build directory"
+    else:
+        planted = root / "benchmarks" / "benchmark_pipe.py"
+        os.mkfifo(planted)
+        fragment = "is a FIFO (named pipe)"
+    for command in (["upload", "--dry-run", "--repo-id", "org/hub-relu"], ["upload", "--repo-id", "org/hub-relu"]):
+        done = _cli(*command, str(root))
+        assert done.returncode == 8, (command, done.stderr)
+        assert f"{planted} {fragment}" in done.stderr and "Traceback" not in done.stderr, (command, done.stderr)
+    assert hub_server.requests == []

@@ -10,11 +10,14 @@ Nothing here talks to the Hub.
 
 from __future__ import annotations
 
+import fnmatch
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import attrs
 
+from kernel_builder._files import UnsafeFile, check_inside
 from kernel_builder.config import load
 from kernel_builder.config.model import validate_branch_name
 from kernel_builder.errors import CheckError, ConfigError
@@ -104,10 +107,31 @@ def choose_target(tree: LocalTree, repo_id: str | None, branch: str | None) -> t
     return repo_id, branch, version
 
 
+def _own_file(path: Path, boundary: Path, what: str) -> bool:
+    """Whether ``path`` exists; a ``CheckError`` naming it when an upload may not read it: a
+    symlink out of ``boundary`` (``benchmarks/benchmark_x.py -> ~/.cache/huggingface/token``,
+    which would be published), a FIFO or a device (the file-set rule, ``_files.walk_inside``)."""
+    if not os.path.lexists(path):
+        return False
+    try:
+        check_inside(path, boundary, what=what)
+    except UnsafeFile as exc:
+        raise CheckError(
+            str(exc),
+            hint="an upload publishes the kernel's own files: a symlink may point only inside its directory "
+            "(copy the file in instead), and FIFOs, sockets and devices do not belong there",
+        ) from None
+    return True
+
+
 def benchmark_files(tree: LocalTree) -> list[LocalFile]:
-    for folder in (tree.kernel_dir / "benchmarks", tree.build_dir / "benchmarks"):
-        if folder.is_dir():
-            return [local_file(f"benchmarks/{p.name}", p) for p in sorted(folder.glob("benchmark*.py")) if p.is_file()]
+    for folder, boundary, what in (
+        (tree.kernel_dir / "benchmarks", tree.kernel_dir, "the kernel directory"),
+        (tree.build_dir / "benchmarks", tree.build_dir, "the build directory"),
+    ):
+        if _own_file(folder, boundary, what) and folder.is_dir():
+            found = sorted(p for p in folder.iterdir() if fnmatch.fnmatch(p.name, "benchmark*.py"))
+            return [local_file(f"benchmarks/{p.name}", p) for p in found if _own_file(p, boundary, what) and p.is_file()]
     return []
 
 
@@ -117,8 +141,10 @@ def render_tree_card(tree: LocalTree, repo_id: str, version: int) -> str:
     (with the default template, which a bare tree can only do when the stamp says it made
     the card); else the default card."""
     own = tree.kernel_dir / "CARD.md" if tree.build is not None else None
+    if own is not None and not _own_file(own, tree.kernel_dir, "the kernel directory"):
+        own = None
     prerendered = tree.build_dir / "CARD.md"
-    if (own is None or not own.is_file()) and prerendered.is_file():
+    if own is None and _own_file(prerendered, tree.build_dir, "the build directory") and prerendered.is_file():
         text = prerendered.read_text(encoding="utf-8")
         stamp = cardlib.CardStamp.read(text)
         if stamp is not None and stamp.repo_id == repo_id:

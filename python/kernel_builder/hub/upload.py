@@ -421,6 +421,7 @@ def upload(options: UploadOptions, api: HfApi) -> UploadResult:
     card_text = render_tree_card(tree, repo_id, version)
     card = local_file("README.md", content=card_text.encode("utf-8")) if card_text is not None else None
     variants = {name: variant_files(scan, f"build/{name}") for name, scan in scans.items()}
+    benchmarks = benchmark_files(tree)  # judged (no link out, no FIFO) before any request
 
     refs = _remote_refs(api, repo_id, repo_type)
     missing_repo = refs is None
@@ -437,7 +438,7 @@ def upload(options: UploadOptions, api: HfApi) -> UploadResult:
             f"{repo_id} has no branch {branch}, and --create-pr cannot create it",
             hint=f"ask a maintainer of {repo_id} to create the branch {branch}",
         )
-    version_plan, main_plan = _plan(api, repo_id, repo_type, branch, refs, variants, benchmark_files(tree), card)
+    version_plan, main_plan = _plan(api, repo_id, repo_type, branch, refs, variants, benchmarks, card)
     plans = tuple(p for p in (version_plan, main_plan) if p is not None)
     url = repo_url(api.endpoint, repo_type, repo_id, branch)
     if options.dry_run:
