@@ -19,17 +19,19 @@ EXAMPLES = REPO / "examples"
 PYTHON = sys.executable
 VENV_SITE = next(Path(p) for p in sys.path if p.endswith("site-packages"))
 
-# examples/relu's x86_64-linux variants the pinned toolchains build (nix/toolchain-lock.json),
-# in matrix order: torch 2.12, 2.13 and 2.14, each cpu and CUDA 13.0 (PyPI's CUDA builds).
-PINNED_RELU_CPU = ["torch212-cxx11-cpu-x86_64-linux", "torch213-cxx11-cpu-x86_64-linux", "torch214-cxx11-cpu-x86_64-linux"]
-PINNED_RELU_CUDA = ["torch212-cxx11-cu130-x86_64-linux", "torch213-cxx11-cu130-x86_64-linux", "torch214-cxx11-cu130-x86_64-linux"]
+# examples/relu's x86_64-linux bundle variants the pinned toolchains build (nix/toolchain-lock.json),
+# in matrix order: torch 2.13, 2.14 and 2.15, each cpu and PyPI's CUDA build (13.0, 13.0, 13.2).
+# torch 2.12 is pinned too but not in the bundle: built only when asked for (PINNED_RELU_OLD).
+PINNED_RELU_CPU = ["torch213-cxx11-cpu-x86_64-linux", "torch214-cxx11-cpu-x86_64-linux", "torch215-cxx11-cpu-x86_64-linux"]
+PINNED_RELU_CUDA = ["torch213-cxx11-cu130-x86_64-linux", "torch214-cxx11-cu130-x86_64-linux", "torch215-cxx11-cu132-x86_64-linux"]
+PINNED_RELU_OLD = ["torch212-cxx11-cpu-x86_64-linux", "torch212-cxx11-cu130-x86_64-linux"]
 PINNED_RELU = sorted(PINNED_RELU_CPU + PINNED_RELU_CUDA)
 # An absolute path outside the store in a derivation's builder, args or environment.
 HOST_PATH = re.compile(r"(?:^|[\s:=\"'])(/(?:usr|bin|sbin|lib|lib64|root|home|tmp|opt|etc|var|work|srv|mnt|run)(?:/|$|[\s:]))")
 # aarch64-linux variants the pinned toolchains cross-build on x86_64 (issue 26): built and
 # import-checked under qemu, but their kernel tests do not run here (see docs/testing.md).
-PINNED_RELU_CROSS_CPU = ["torch212-cxx11-cpu-aarch64-linux", "torch213-cxx11-cpu-aarch64-linux", "torch214-cxx11-cpu-aarch64-linux"]
-PINNED_RELU_CROSS_CUDA = ["torch212-cxx11-cu130-aarch64-linux", "torch213-cxx11-cu130-aarch64-linux", "torch214-cxx11-cu130-aarch64-linux"]
+PINNED_RELU_CROSS_CPU = ["torch213-cxx11-cpu-aarch64-linux", "torch214-cxx11-cpu-aarch64-linux", "torch215-cxx11-cpu-aarch64-linux"]
+PINNED_RELU_CROSS_CUDA = ["torch213-cxx11-cu130-aarch64-linux", "torch214-cxx11-cu130-aarch64-linux", "torch215-cxx11-cu132-aarch64-linux"]
 PINNED_RELU_BUILT = sorted(PINNED_RELU + PINNED_RELU_CROSS_CPU + PINNED_RELU_CROSS_CUDA)
 
 

@@ -13,6 +13,7 @@ from kernel_builder.toolchain.pinned.lockrequests import served_build_sets
 from kernel_builder.variants.buildsets import BuildSet, build_sets_path, current_system, load_build_sets, parse_build_sets
 from kernel_builder.variants.matrix import matrix, variant_for
 from kernel_builder.config.model import Backend
+from kernel_builder.versions import Version
 
 SETS = parse_build_sets(
     {
@@ -161,23 +162,29 @@ class TestNoarchAndTvmFfi:
 class TestShippedBuildSets:
     def test_upstream_bundle_matrix_and_local_sets(self) -> None:
         sets = load_build_sets(served=served_build_sets())
-        # x86_64: every pinned set; aarch64-linux: the sets the lock cross-builds (issue 26)
+        # x86_64: every pinned set; aarch64-linux: the sets the lock cross-builds (issue 26).
+        # torch 2.12-2.14: PyPI's CUDA 13.0 build; torch 2.15: PyPI's CUDA 13.2 build (issue 41).
+        pinned = [(t, "cpu") for t in ("2.12", "2.13", "2.14", "2.15")] + [(t, "cuda 13.0") for t in ("2.12", "2.13", "2.14")]
+        pinned.append(("2.15", "cuda 13.2"))
         assert {b.label for b in sets if b.local} == {
-            f"torch {t} {backend} x86_64-linux" for t in ("2.12", "2.13", "2.14") for backend in ("cpu", "cuda 13.0")
-        } | {f"torch {t} {backend} aarch64-linux" for t in ("2.12", "2.13", "2.14") for backend in ("cpu", "cuda 13.0")}
+            f"torch {t} {backend} {sysname}" for t, backend in pinned for sysname in ("x86_64-linux", "aarch64-linux")
+        }
         build = loads(toml('["cpu", "cuda", "rocm", "xpu", "metal"]', "[torch]\n", kernels=("cpu", "cuda", "rocm", "xpu", "metal")))
         got = set(matrix(build, sets, "all").bundle_only().names)
-        expected = {f"torch{t}-cpu-aarch64-darwin" for t in ("212", "213")} | {f"torch{t}-metal-aarch64-darwin" for t in ("212", "213")}
-        for t in ("212", "213"):
+        # The bundle: the three newest torch releases (docs/variants.md).
+        expected = {f"torch{t}-cpu-aarch64-darwin" for t in ("213", "215")} | {f"torch{t}-metal-aarch64-darwin" for t in ("213", "215")}
+        for t in ("213", "214", "215"):
             for sysname in ("aarch64-linux", "x86_64-linux"):
                 expected.add(f"torch{t}-cxx11-cpu-{sysname}")
                 expected |= {f"torch{t}-cxx11-{cu}-{sysname}" for cu in ("cu126", "cu130", "cu132")}
-            expected |= {f"torch{t}-cxx11-{r}-x86_64-linux" for r in ("rocm71", "rocm72")}
-        expected |= {"torch212-cxx11-xpu20253-x86_64-linux", "torch213-cxx11-xpu20260-x86_64-linux"}
-        expected |= {f"torch214-cxx11-{b}-{sysname}" for b in ("cpu", "cu130") for sysname in ("aarch64-linux", "x86_64-linux")}
+        expected |= {f"torch213-cxx11-{r}-x86_64-linux" for r in ("rocm71", "rocm72")} | {"torch215-cxx11-rocm72-x86_64-linux"}
+        expected |= {"torch213-cxx11-xpu20260-x86_64-linux", "torch215-cxx11-xpu20260-x86_64-linux"}
         assert got == expected
         non_bundle = {b.label for b in sets if not b.bundle}
-        assert non_bundle == {"torch 2.11 cpu x86_64-linux", "torch 2.11 tpu x86_64-linux"}
+        assert {"torch 2.11 cpu x86_64-linux", "torch 2.11 tpu x86_64-linux", "torch 2.12 cpu x86_64-linux",
+                "torch 2.12 cuda 13.0 aarch64-linux"} <= non_bundle
+        assert {label.split()[1] for label in non_bundle} == {"2.11", "2.12"}
+        assert all(b.bundle for b in sets if b.torch_v >= Version.parse("2.13"))
 
     def test_one_file_shared_with_nix(self, repo_root: Path) -> None:
         assert build_sets_path() == repo_root / "nix" / "build-sets.json"
@@ -279,6 +286,7 @@ class TestSetupEnvironmentsFromTheLock:
             ("torch212", "2.12.1", ("torch2.12-cpu", "torch2.12-cuda13.0")),
             ("torch213", "2.13.0", ("torch2.13-cpu", "torch2.13-cuda13.0")),  # `torch==2.13.0,!=2.13.0+cpu`
             ("torch214", "2.14.1", ("torch2.14-cpu", "torch2.14-cuda13.0")),
+            ("torch215", "2.15.0", ("torch2.15-cpu", "torch2.15-cuda13.2")),
         ]
         assert len(envs) == len(torch_environments())
 

@@ -154,7 +154,7 @@ def discover_cmd(pythons: tuple[str, ...], as_json: bool) -> None:
 
 
 @toolchain.command("setup")
-@click.option("--only", "only", multiple=True, metavar="NAME", help="Set up only this environment (torch212, torch213, torch214: one per torch pin of the lock); repeatable.")
+@click.option("--only", "only", multiple=True, metavar="NAME", help="Set up only this environment (torch212 ... torch215: one per torch pin of the lock); repeatable.")
 @click.option("--reuse", "reuse", multiple=True, metavar="PATH", help="Use this existing Python instead of creating an env with the same torch.")
 @click.option("--dry-run", is_flag=True, help="Print what would be done and change nothing.")
 def setup_cmd(only: tuple[str, ...], reuse: tuple[str, ...], dry_run: bool) -> None:
@@ -164,6 +164,7 @@ def setup_cmd(only: tuple[str, ...], reuse: tuple[str, ...], dry_run: bool) -> N
     One per torch pin of the toolchain lock, e.g.
     torch212:     torch 2.12.1 (CUDA 13.0 wheel, ~5.4 GB) for torch2.12-cpu and torch2.12-cuda13.0
     torch214:     torch 2.14.1 (CUDA 13.0 wheel, ~5.4 GB) for torch2.14-cpu and torch2.14-cuda13.0
+    torch215:     torch 2.15.0 (CUDA 13.2 wheel) for torch2.15-cpu and torch2.15-cuda13.2
     Each gets cmake>=3.26 and ninja. Environments live in <state>/envs/ and are recorded
     by a discovery run at the end.
     Example:
