@@ -48,6 +48,10 @@ _LAZY: dict[str, str] = {
     "kernelize": "kernel_builder.layers",
     "KernelizeFallback": "kernel_builder.layers",
     "use_kernelized_func": "kernel_builder.layers",
+    "get_kernelized_layers": "kernel_builder.layers",
+    "KernelizedLayer": "kernel_builder.layers",
+    "KernelizedLayers": "kernel_builder.layers",
+    "KernelizedFunc": "kernel_builder.layers",
 }
 
 __all__ = ["__version__", *_LAZY]

@@ -407,3 +407,42 @@ def test_kernelized_func_condition_is_honoured_unlike_the_reference(kernel_repos
 
     assert outcome("ours", scenario, kernel_repos) == ("value", "func_module.<locals>.Func.forward")
     assert outcome("theirs", scenario, kernel_repos) == ("value", "SiluAndMul.forward")
+
+
+@pytest.mark.parametrize("use_fallback", [True, False])
+def test_get_kernelized_layers_agrees(kernel_repos, use_fallback):
+    """Which modules run a kernel, and from which repository, as 0.19.1 reports it; a second
+    kernelize that keeps the original forwards clears the record."""
+
+    def scenario(lib, r):
+        @lib.use_kernel_forward_from_hub("SiluAndMul")
+        def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
+            d = x.shape[-1] // 2
+            return F.silu(x[..., :d]) * x[..., d:]
+
+        @lib.use_kernelized_func(silu_and_mul)
+        class UsesFunc(nn.Module):
+            def forward(self, x):
+                return silu_and_mul(x)
+
+        model = nn.ModuleDict({"m": fresh_model(), "f": UsesFunc()})
+        with lib.use_kernel_mapping(BASIC(lib, r), inherit_mapping=False):
+            lib.kernelize(model, mode=lib.Mode.INFERENCE, device="cpu", use_fallback=use_fallback)
+        found = lib.get_kernelized_layers(model)
+        first = (
+            sorted((name, type(k.repo).__name__, k.repo.layer_name, k.module is model.get_submodule(name))
+                   for name, k in found.layers.items()),
+            sorted((key, type(k.repo).__name__, k.repo.layer_name) for key, k in found.funcs.items()),
+        )
+        with lib.use_kernel_mapping({}, inherit_mapping=False):
+            lib.kernelize(model, mode=lib.Mode.INFERENCE, device="cpu", use_fallback=True)
+        after = lib.get_kernelized_layers(model)
+        return first, (dict(after.layers), dict(after.funcs))
+
+    kind, value = assert_same(scenario, kernel_repos)
+    if kind == "value":
+        (layers, funcs), cleared = value
+        assert [name for name, *_ in layers] == ["m.act", "m.gated.0", "m.gated.2", "m.scale"]
+        assert all(same for *_, same in layers)
+        assert funcs == [(("f", "SiluAndMul"), "LocalLayerRepository", "SiluAndMul")]
+        assert cleared == ({}, {})

@@ -54,10 +54,20 @@ def _forget_imported_kernels():
 
 
 def _outcome(call) -> str:
+    """``ok`` or the kind of error. Kernel modules the call imported are forgotten after it:
+    both loaders import the same trees under the same ids, and 0.19.1 asserts that a kernel
+    module already in sys.modules is one it imported itself."""
+    import sys
+
+    before = set(sys.modules)
     try:
         call()
     except Exception as exc:  # noqa: BLE001 - the kind of failure is what we compare
         return "RuntimeError" if isinstance(exc, RuntimeError) else type(exc).__name__
+    finally:
+        for name in set(sys.modules) - before:
+            if name.startswith("_") and not name.startswith("__"):
+                sys.modules.pop(name, None)
     return "ok"
 
 
@@ -65,6 +75,13 @@ def _outcome(call) -> str:
 def test_exports_match_reference() -> None:
     assert sorted(kernel_builder.__all__) == sorted(kernels.__all__)
     assert kernels.__version__ == compat.KERNELS_VERSION, "the oracle must be the version we implement"
+
+
+def _shape(p: inspect.Parameter) -> tuple:
+    """Name, kind and default; a default made by a factory (a dataclass's ``<factory>``, an
+    attrs class's ``NOTHING``) counts as the same default."""
+    factory = repr(p.default) in ("<factory>", "NOTHING")
+    return (p.name, p.kind, "<factory>" if factory else p.default)
 
 
 def _params(obj: object) -> list[inspect.Parameter]:
@@ -75,7 +92,7 @@ def _params(obj: object) -> list[inspect.Parameter]:
 def test_signature_matches_reference(name: str) -> None:
     """Each reference parameter in order, with its kind and default; our extras keyword-only with defaults."""
     ref, ours = _params(getattr(kernels, name)), _params(getattr(kernel_builder, name))
-    assert [(p.name, p.kind, p.default) for p in ours[: len(ref)]] == [(p.name, p.kind, p.default) for p in ref]
+    assert [_shape(p) for p in ours[: len(ref)]] == [_shape(p) for p in ref]
     extras = ours[len(ref) :]
     assert all(p.kind is P.KEYWORD_ONLY and p.default is not P.empty for p in extras), extras
 
@@ -182,13 +199,18 @@ def test_rocm_arch_checked_at_load(tmp_path, monkeypatch, rocm_device, gfx, load
             kernel_builder.get_kernel("acme/arch-rocm", version=1, system=system)
 
 
-def test_local_kernel_does_not_check_arch(tmp_path, cuda_device) -> None:
-    """As in the reference, get_local_kernel (a developer's own build) skips the arch check."""
+def test_local_kernel_checks_arch(tmp_path, cuda_device) -> None:
+    """Since kernels 0.19, get_local_kernel checks the declared archs too (check_arch=False skips it)."""
     cuda_device.capability = (8, 0)
     tree = tmp_path / "local"
     _with(write_variant(tree / "build", "torch-cuda", name="arch-local", backend="cuda"), backend={"type": "cuda", "archs": ["9.0"]})
-    assert _outcome(lambda: kernels.get_local_kernel(tree)) == "ok"
-    assert _outcome(lambda: kernel_builder.get_local_kernel(tree, system=detect_system(backend="cu130"))) == "ok"
+    system = detect_system(backend="cu130")
+    assert _outcome(lambda: kernels.get_local_kernel(tree)) == "RuntimeError"
+    assert _outcome(lambda: kernel_builder.get_local_kernel(tree, system=system)) == "RuntimeError"
+    assert _outcome(lambda: kernels.get_local_kernel(tree, check_arch=False)) == "ok"
+    assert _outcome(lambda: kernel_builder.get_local_kernel(tree, system=system, check_arch=False)) == "ok"
+    with pytest.raises(IncompatibleDevice, match=r"CUDA capability 8\.0"):
+        kernel_builder.LocalLayerRepository(tree, layer_name="X").load()
 
 
 # -- 3. kernels-minver -------------------------------------------------------------------

@@ -23,6 +23,7 @@ from kernel_builder.layers.errors import (
     SelectorError,
 )
 from kernel_builder.layers.kernelize import kernelize
+from kernel_builder.layers.kernelized import KernelizedFunc, KernelizedLayer, KernelizedLayers, get_kernelized_layers
 from kernel_builder.layers.mapping import register_kernel_mapping, use_kernel_mapping
 from kernel_builder.layers.mode import KernelizeFallback, Mode
 from kernel_builder.layers.repos import (
@@ -54,6 +55,10 @@ __all__ = [
     "Mode",
     "KernelizeFallback",
     "kernelize",
+    "get_kernelized_layers",
+    "KernelizedLayer",
+    "KernelizedLayers",
+    "KernelizedFunc",
     "LayerError",
     "LayerValidationError",
     "ModeError",

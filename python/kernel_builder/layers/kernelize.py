@@ -111,6 +111,10 @@ def _selector_device(device: Any, resolved: Device) -> Any:
         return DeviceType(resolved.type)
 
 
+# The forward to bind, and the repository it came from (``None``: the module's own forward).
+Picked = tuple[Any, Any]
+
+
 class _Kernelizer:
     """One kernelize call: its request, and the decisions shared by instances of a class."""
 
@@ -121,23 +125,24 @@ class _Kernelizer:
         self.fallback = fallback
         self.state = _mapping.current_mapping()
         self.disabled = _mapping.mapping_disabled()
-        self.table_forward: dict[type, Any] = {}
+        self.table_forward: dict[type, Picked] = {}
 
     # -- outcome helpers -------------------------------------------------------------
-    def _or_original(self, cls: type, case: KernelizeFallback, message: str, hint: str) -> Any:
+    def _or_original(self, cls: type, case: KernelizeFallback, message: str, hint: str) -> Picked:
         if case not in self.fallback:
             raise LayerError(message, hint=hint)
-        return cls.forward
+        return cls.forward, None
 
-    def _choose(self, cls: type, layer_name: str, repo: Any, repo_mode: Mode) -> Any:
-        """Load, validate and mode-check ``repo``; the forward to bind."""
+    def _choose(self, cls: type, layer_name: str, repo: Any, repo_mode: Mode) -> Picked:
+        """Load, validate and mode-check ``repo``; the forward to bind (and ``repo`` when it
+        is the kernel's)."""
         logger.info("Using layer `%s` from %s (registered for %s)", layer_name, repo, repo_mode)
         try:
             layer = _load_layer(repo, cls)
         except FileNotFoundError as exc:
             if _F.CANNOT_LOAD in self.fallback:
                 logger.info("Kernel for `%s` could not be loaded; keeping the original forward", layer_name)
-                return cls.forward
+                return cls.forward, None
             raise _in_context(exc, f"while loading layer `{layer_name}` from {repo}") from exc
         except (LayerError, LayerValidationError):
             raise  # these already name the layer and the repository
@@ -151,11 +156,11 @@ class _Kernelizer:
                     f"(layer `{layer_name}` from {repo} does not support {lacks}, needed for mode `{self.mode}`)",
                     hint="allow fallback, register another kernel for this mode, or kernelize for another mode",
                 )
-            return cls.forward
-        return layer.forward
+            return cls.forward, None
+        return layer.forward, repo
 
     # -- the two ways to pick a repository -------------------------------------------
-    def _from_table(self, cls: type, layer_name: str, table: dict[str, Any]) -> Any:
+    def _from_table(self, cls: type, layer_name: str, table: dict[str, Any]) -> Picked:
         repos = table.get(self.device.type)
         if repos is None:
             return self._or_original(
@@ -180,7 +185,7 @@ class _Kernelizer:
             f"registered modes: {', '.join(str(m) for m in options) or 'none'}",
         )
 
-    def _from_selector(self, module: Any, cls: type, layer_name: str, sel: Any) -> Any:
+    def _from_selector(self, module: Any, cls: type, layer_name: str, sel: Any) -> Picked:
         try:
             picked = sel.select(module, device_type=self.torch_device, mode=self.mode)
         except Exception as exc:
@@ -190,7 +195,7 @@ class _Kernelizer:
                 hint="the selector is called as select(module, *, device_type, mode)",
             ) from exc
         if picked is None:
-            return cls.forward
+            return cls.forward, None
         if not (
             isinstance(picked, tuple)
             and len(picked) == 2
@@ -225,14 +230,14 @@ class _Kernelizer:
             ) from exc
 
     # -- per module ------------------------------------------------------------------
-    def forward_for(self, module: Any) -> Any:
+    def forward_for(self, module: Any) -> Picked:
         cls = type(module)
         if self.disabled:
-            return cls.forward
+            return cls.forward, None
         condition = getattr(cls, "kernel_condition", None)
         if condition is not None and not self._holds(condition, module, cls):
             logger.info("Condition false for a `%s` instance; keeping its forward", cls.__name__)
-            return cls.forward
+            return cls.forward, None
         cached = self.table_forward.get(cls)
         if cached is not None:
             return cached
@@ -242,7 +247,7 @@ class _Kernelizer:
             logger.warning(
                 "No kernel mapping found for layer `%s`; using its original forward.", layer_name
             )
-            forward = self._or_original(
+            picked = self._or_original(
                 cls, _F.NO_LAYER,
                 f"No layer mapping for `{layer_name}`",
                 f"register a mapping for `{layer_name}` or allow fallback",
@@ -250,9 +255,9 @@ class _Kernelizer:
         elif isinstance(entry, _mapping.LayerSelector):
             return self._from_selector(module, cls, layer_name, entry)
         else:
-            forward = self._from_table(cls, layer_name, entry)
-        self.table_forward[cls] = forward
-        return forward
+            picked = self._from_table(cls, layer_name, entry)
+        self.table_forward[cls] = picked
+        return picked
 
 
 def kernelize(
@@ -283,12 +288,18 @@ def kernelize(
             for func in funcs.values():
                 if id(func) not in seen_funcs:
                     seen_funcs.add(id(func))
-                    _bind(func, run.forward_for(func))
+                    _bind(func, *run.forward_for(func))
         if hasattr(type(module), "kernel_layer_name"):
-            _bind(module, run.forward_for(module))
+            _bind(module, *run.forward_for(module))
     return model
 
 
-def _bind(module: Any, forward: Any) -> None:
+def _bind(module: Any, forward: Any, repo: Any) -> None:
     # Straight into __dict__: a bound method is neither parameter, buffer nor submodule.
     module.__dict__["forward"] = MethodType(forward, module)
+    # Which repository the kernel came from (``get_kernelized_layers``); none when the
+    # module keeps its own forward.
+    if repo is None:
+        module.__dict__.pop("_kernel_repo", None)
+    else:
+        module.__dict__["_kernel_repo"] = repo

@@ -17,8 +17,8 @@ def hub_kernel(repo_id: str, **kwargs: Any) -> ModuleType:
     return get_kernel(repo_id, **kwargs)
 
 
-def local_kernel(repo_path: Path) -> ModuleType:
+def local_kernel(repo_path: Path, *, check_arch: bool = True) -> ModuleType:
     """``get_local_kernel`` from the loader (a repo with ``build/``, a build dir, or a variant dir)."""
     from kernel_builder.loader.api import get_local_kernel  # lazy: as above
 
-    return get_local_kernel(Path(repo_path))
+    return get_local_kernel(Path(repo_path), check_arch=check_arch)

@@ -101,6 +101,7 @@ class LayerRepository:
         default=False, kw_only=True, converter=_trust
     )
     user_agent: Any = attrs.field(default=None, kw_only=True, eq=False, hash=False)
+    check_arch: bool = attrs.field(default=True, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
         check_choice(self.revision, self.version)
@@ -112,6 +113,7 @@ class LayerRepository:
             version=self.version,
             trust_remote_code=_trust_arg(self.trust_remote_code),
             user_agent=self.user_agent,
+            check_arch=self.check_arch,
         )
         return layer_of(self, kernel)
 
@@ -125,9 +127,10 @@ class LocalLayerRepository:
 
     repo_path: Path
     layer_name: str = attrs.field(kw_only=True)
+    check_arch: bool = attrs.field(default=True, kw_only=True)
 
     def load(self) -> type[nn.Module]:
-        return layer_of(self, loading.local_kernel(self.repo_path))
+        return layer_of(self, loading.local_kernel(self.repo_path, check_arch=self.check_arch))
 
     def __str__(self) -> str:
         return f"`{self.repo_path}` (layer `{self.layer_name}`)"
@@ -143,6 +146,7 @@ class LockedLayerRepository:
     trust_remote_code: bool | tuple[str, ...] = attrs.field(
         default=False, kw_only=True, converter=_trust
     )
+    check_arch: bool = attrs.field(default=True, kw_only=True)
     sha: str = attrs.field(init=False)
 
     @sha.default
@@ -151,7 +155,8 @@ class LockedLayerRepository:
 
     def load(self) -> type[nn.Module]:
         kernel = loading.hub_kernel(
-            self.repo_id, revision=self.sha, trust_remote_code=_trust_arg(self.trust_remote_code)
+            self.repo_id, revision=self.sha, trust_remote_code=_trust_arg(self.trust_remote_code),
+            check_arch=self.check_arch,
         )
         return layer_of(self, kernel)
 
@@ -173,6 +178,7 @@ class FuncRepository:
     trust_remote_code: bool | tuple[str, ...] = attrs.field(
         default=False, kw_only=True, converter=_trust
     )
+    check_arch: bool = attrs.field(default=True, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
         _deprecated("FuncRepository", "LayerRepository")
@@ -184,6 +190,7 @@ class FuncRepository:
             revision=self.revision,
             version=self.version,
             trust_remote_code=_trust_arg(self.trust_remote_code),
+            check_arch=self.check_arch,
         )
         return func_of(self, kernel)
 
@@ -197,12 +204,13 @@ class LocalFuncRepository:
 
     repo_path: Path
     func_name: str = attrs.field(kw_only=True)
+    check_arch: bool = attrs.field(default=True, kw_only=True)
 
     def __attrs_post_init__(self) -> None:
         _deprecated("LocalFuncRepository", "LocalLayerRepository")
 
     def load(self) -> type[nn.Module]:
-        return func_of(self, loading.local_kernel(self.repo_path))
+        return func_of(self, loading.local_kernel(self.repo_path, check_arch=self.check_arch))
 
     def __str__(self) -> str:
         return f"`{self.repo_path}` (function `{self.func_name}`)"
@@ -218,6 +226,7 @@ class LockedFuncRepository:
     trust_remote_code: bool | tuple[str, ...] = attrs.field(
         default=False, kw_only=True, converter=_trust
     )
+    check_arch: bool = attrs.field(default=True, kw_only=True)
     sha: str = attrs.field(init=False)
 
     @sha.default
@@ -227,7 +236,8 @@ class LockedFuncRepository:
 
     def load(self) -> type[nn.Module]:
         kernel = loading.hub_kernel(
-            self.repo_id, revision=self.sha, trust_remote_code=_trust_arg(self.trust_remote_code)
+            self.repo_id, revision=self.sha, trust_remote_code=_trust_arg(self.trust_remote_code),
+            check_arch=self.check_arch,
         )
         return func_of(self, kernel)
 

@@ -183,24 +183,27 @@ def get_local_kernel(
     backend: str | None = None,
     trust_remote_code: bool | list[str] = False,
     user_agent: str | dict[str, str] | None = None,
+    check_arch: bool = True,
     verify_digest: bool | None = None,
     system: System | None = None,
 ) -> ModuleType:
     """Import a kernel from a repo root, its ``build/`` directory or a variant directory.
 
     ``trust_remote_code`` and ``user_agent`` apply to the kernel's ``kernel-depends``,
-    which are loaded with ``get_kernel`` (the Hub, or ``LOCAL_KERNELS``).
+    which are loaded with ``get_kernel`` (the Hub, or ``LOCAL_KERNELS``). As in PyPI
+    ``kernels`` 0.19, the variant's declared GPU archs are checked against the current GPU
+    (``check_arch=False`` skips that, for the kernel and its dependencies).
     """
 
     def load_dep(dep: KernelDependency) -> ModuleType:
         return get_kernel(
             dep.repo_id, revision=dep.revision, version=dep.version, backend=backend, user_agent=user_agent,
-            trust_remote_code=trust_remote_code, check_arch=False, verify_digest=verify_digest, system=system,
+            trust_remote_code=trust_remote_code, check_arch=check_arch, verify_digest=verify_digest, system=system,
         )
 
     detected, _ = _systems(backend, system)
     return _import_local(
-        repo_path, str(repo_path), backend, _checks(detected, check_arch=False), load_dep,
+        repo_path, str(repo_path), backend, _checks(detected, check_arch=check_arch), load_dep,
         verify_digest=verify_digest, system=system,
     )
 
@@ -311,6 +314,7 @@ def load_kernel(
     *,
     lockfile: str | Path | None,
     backend: str | None = None,
+    check_arch: bool = True,
     verify_digest: bool | None = None,
     system: System | None = None,
 ) -> ModuleType:
@@ -322,7 +326,7 @@ def load_kernel(
     validate_repo_id(repo_id)
     locks = read_lockfile(Path(lockfile)) if lockfile is not None else _caller_locks()
     return _load_locked(repo_id, locks, backend, offline=True, trust_remote_code=False, user_agent=None,
-                        verify_digest=verify_digest, system=system)
+                        check_arch=check_arch, verify_digest=verify_digest, system=system)
 
 
 def get_locked_kernel(
@@ -331,6 +335,7 @@ def get_locked_kernel(
     lockfile: str | Path | None,
     trust_remote_code: bool | list[str] = False,
     user_agent: str | dict[str, str] | None = None,
+    check_arch: bool = True,
     verify_digest: bool | None = None,
     system: System | None = None,
 ) -> ModuleType:
@@ -342,7 +347,7 @@ def get_locked_kernel(
     validate_repo_id(repo_id)
     locks = read_lockfile(Path(lockfile)) if lockfile is not None else _caller_locks()
     return _load_locked(repo_id, locks, None, offline=is_offline(), trust_remote_code=trust_remote_code,
-                        user_agent=user_agent, verify_digest=verify_digest, system=system)
+                        user_agent=user_agent, check_arch=check_arch, verify_digest=verify_digest, system=system)
 
 
 def _load_locked(
@@ -353,6 +358,7 @@ def _load_locked(
     offline: bool,
     trust_remote_code: bool | list[str],
     user_agent: str | dict[str, str] | None,
+    check_arch: bool,
     verify_digest: bool | None,
     system: System | None,
 ) -> ModuleType:
@@ -365,7 +371,7 @@ def _load_locked(
     target = Target(repo_id, lock.commit, lock.commit)
     try:
         variant_dir, metadata = _fetch(
-            target, chosen, _checks(detected, check_arch=False),
+            target, chosen, _checks(detected, check_arch=check_arch),
             offline=offline, client=client, verify_digest=verify_digest,
         )
     except KernelNotFound as exc:
@@ -378,7 +384,7 @@ def _load_locked(
 
     def load_dep(dep: KernelDependency) -> ModuleType:
         return _load_locked(dep.repo_id, locks, backend, offline=offline, trust_remote_code=trust_remote_code,
-                            user_agent=user_agent, verify_digest=verify_digest, system=system)
+                            user_agent=user_agent, check_arch=check_arch, verify_digest=verify_digest, system=system)
 
     deps = load_dependencies(repo_id, metadata, load_dep)
     return import_variant(variant_dir, verify_digest=verify_digest, metadata=metadata, deps=deps)

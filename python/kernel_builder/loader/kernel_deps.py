@@ -12,6 +12,7 @@ dependencies up at import time.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import importlib.util
 from collections.abc import Callable, Iterator, Mapping
 from contextvars import ContextVar
@@ -91,12 +92,14 @@ def _reference_context(deps: Mapping[str, ModuleType]) -> contextlib.AbstractCon
     """
     if not deps or importlib.util.find_spec("kernels") is None:
         return contextlib.nullcontext()
-    try:
-        from kernels.deps import use_kernel_deps  # lazy: optional dependency: the kernels package
-
-        return use_kernel_deps(dict(deps))  # type: ignore[no-any-return]
-    except (ImportError, AttributeError, TypeError):  # pragma: no cover - a kernels without it
-        return contextlib.nullcontext()
+    # kernels 0.19 keeps it in kernels._internals.deps, 0.17 in kernels.deps.
+    for where in ("kernels._internals.deps", "kernels.deps"):
+        try:
+            module = importlib.import_module(where)  # lazy: optional dependency: the kernels package
+            return module.use_kernel_deps(dict(deps))  # type: ignore[no-any-return]
+        except (ImportError, AttributeError, TypeError):
+            continue
+    return contextlib.nullcontext()  # pragma: no cover - a kernels without it
 
 
 @contextlib.contextmanager
