@@ -128,7 +128,7 @@ def test_the_flake_check_fails_naming_the_test(relu: Path, env: dict[str, str]) 
     done = subprocess.run(argv, env=nix.nix_env(sandbox=True), capture_output=True, text=True, check=False)
     assert done.returncode != 0
     assert "FAILED tests/test_extra.py::test_broken" in done.stderr
-    assert "kernel tests failed (pytest exit 1)" in done.stderr
+    assert f"{CPU213}: kernel tests failed: " in done.stderr and '"pytest_exit": 1' in done.stderr
 
 
 @pytest.mark.timeout(900)
@@ -156,3 +156,140 @@ def test_a_check_input_the_lock_lacks_is_refused_with_the_fix(tmp_path: Path, en
     assert done.returncode == 3, done.stderr[-3000:]
     assert "undefined variable 'notpinned'" in done.stderr
     assert "hint: notpinned is not in the pinned kernel-test package set: add it to requests.python.test" in done.stderr
+
+
+# -- runs that must not hang, lie or flood (issue 45: 9, 10, 12, 21) ----------------------
+
+HOSTILE_TESTS = {
+    "timeouts": '''
+import sys
+import time
+
+
+def test_hostile_sleeps():
+    time.sleep(10**6)
+
+
+def test_hostile_floods():
+    sys.stdout.write(("y" * 99 + "\\n") * 1_500_000)  # 150 MB
+    assert False, "flooded"
+
+
+def test_hostile_passes():
+    pass
+''',
+    "exit": '''
+import os
+
+
+def test_hostile_a_exits():
+    os._exit(0)
+
+
+def test_hostile_b_fails():
+    assert False
+''',
+    "abort": '''
+import os
+
+
+def test_hostile_aborts():
+    os.abort()
+''',
+    "stuck": '''
+import signal
+import time
+
+
+def test_hostile_stuck():
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})  # as native code that never returns to Python
+    time.sleep(10**6)
+''',
+}
+
+
+def _hostile(relu: Path, env: dict[str, str], which: str, *args: str) -> tuple[int, list[dict], str]:
+    module = relu / "tests" / f"test_hostile_{which}.py"
+    module.write_text(HOSTILE_TESTS[which])
+    try:
+        return _test_json(relu, env, "-k", "hostile", *args)
+    finally:
+        module.unlink()
+
+
+@pytest.mark.timeout(900)
+def test_a_hanging_test_times_out_a_flood_is_capped_and_progress_is_shown(relu: Path, env: dict[str, str]) -> None:
+    code, rows, stderr = _hostile(relu, env, "timeouts", "--test-timeout", "5")
+    assert code == 8, stderr[-3000:]
+    (row,) = rows
+    assert row["status"] == "failed" and "1 passed" in row["summary"]
+    hostile = sorted(f for f in row["failed"] if "hostile" in f)  # (an earlier test may leave a module that fails to import)
+    assert hostile == ["tests.test_hostile_timeouts::test_hostile_floods", "tests.test_hostile_timeouts::test_hostile_sleeps"]
+    assert "ran longer than its limit of 5 s" in stderr
+    # progress while it ran, without -L
+    assert f"{CPU213}: 0/3 done; running tests/test_hostile_timeouts.py::test_hostile_" in stderr, stderr[-3000:]
+    log = Path(row["log"])
+    assert log.stat().st_size < 5 << 20  # 150 MB printed, 4 MiB kept
+    assert "bytes of test output left out here" in log.read_text(errors="replace")
+    assert len(stderr) < 1 << 20
+
+
+@pytest.mark.timeout(900)
+def test_a_test_that_ends_the_process_fails_the_run_and_is_named(relu: Path, env: dict[str, str]) -> None:
+    code, rows, stderr = _hostile(relu, env, "exit")
+    assert code == 8, stderr[-3000:]
+    (row,) = rows
+    assert row["status"] == "crashed" and row["exit_code"] == 0 and not row["ok"]  # pytest said 0; no JUnit record
+    assert row["stopped_in"] == "tests/test_hostile_exit.py::test_hostile_a_exits"
+    assert "crashed: pytest exited 0 without writing its JUnit record, during tests/test_hostile_exit.py::test_hostile_a_exits" in stderr
+    assert "[CRASHED]" in stderr and "test session starts" not in row["summary"]
+
+
+@pytest.mark.timeout(900)
+def test_a_crashing_test_is_named(relu: Path, env: dict[str, str]) -> None:
+    code, rows, stderr = _hostile(relu, env, "abort")
+    assert code == 8, stderr[-3000:]
+    (row,) = rows
+    assert row["status"] == "crashed" and row["exit_code"] == -6
+    assert row["summary"] == "crashed: the test process was killed by SIGABRT during tests/test_hostile_abort.py::test_hostile_aborts"
+    assert "kernel tests failed for 1 of 1 variant(s): torch213-cxx11-cpu-x86_64-linux: tests/test_hostile_abort.py::test_hostile_aborts" in stderr
+
+
+@pytest.mark.timeout(900)
+def test_a_test_stuck_past_its_limit_is_killed_and_named_and_the_run_has_a_limit(relu: Path, env: dict[str, str]) -> None:
+    code, rows, stderr = _hostile(relu, env, "stuck", "--test-timeout", "2")
+    assert code == 8, stderr[-3000:]
+    (row,) = rows
+    assert row["status"] == "timed-out" and row["stopped_in"] == "tests/test_hostile_stuck.py::test_hostile_stuck"
+    assert "did not stop at its time limit of 2 s" in row["summary"] and "killed after" in row["summary"]
+    code, rows, stderr = _hostile(relu, env, "stuck", "--run-timeout", "20")
+    assert code == 8, stderr[-3000:]
+    assert rows[0]["summary"] == "timed-out: the run exceeded its time limit of 20 s while tests/test_hostile_stuck.py::test_hostile_stuck ran"
+
+
+def test_a_bad_k_is_a_usage_error(relu: Path, env: dict[str, str]) -> None:
+    done = kernel_builder("test", str(relu), "--variant", CPU213, "-k", "and or (", env=env, check=False)
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "pytest refused -k 'and or ('" in done.stderr and "Wrong expression passed to '-k'" in done.stderr
+
+
+def test_a_tests_directory_without_tests_is_refused_before_nix(tmp_path: Path, env: dict[str, str]) -> None:
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False)
+    for module in (kernel / "tests").glob("*.py"):
+        module.unlink()
+    done = kernel_builder("test", str(kernel), env=env, check=False)
+    assert done.returncode == 3 and "Traceback" not in done.stderr, done.stderr
+    assert f"{kernel / 'tests'} holds no test files (test_*.py or *_test.py), so there is nothing to run" in done.stderr
+    assert "missing" not in done.stderr
+
+
+@pytest.mark.timeout(900)
+def test_a_kernel_that_does_not_compile_shows_its_first_compile_error(tmp_path: Path, env: dict[str, str]) -> None:
+    kernel = copy_kernel("relu", tmp_path / "relu", git=False, salt=True)
+    source = kernel / "relu_cpu" / "relu_cpu.cpp"
+    source.write_text(source.read_text() + "\nint broken( { return 0; }\n")
+    done = kernel_builder("test", str(kernel), "--variant", CPU213, env=env, check=False)
+    assert done.returncode == 4, done.stderr[-3000:]
+    assert "the variant does not build: compile error" in done.stderr, done.stderr[-3000:]
+    assert "relu_cpu.cpp:" in done.stderr and "error:" in done.stderr
+    assert "builder for '/nix/store" not in done.stderr

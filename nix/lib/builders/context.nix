@@ -3,7 +3,7 @@
 # state/ and overrides the kernel flake's `kernel-builder` input with that copy; a plain
 # checkout has no state/ and gets the fallbacks below.
 #
-# Type: { builderSrc } -> { toolchain : attrs | null; kernel : attrs | null; testSelect : string | null; buildOptions : attrs; pythonSrc : path }
+# Type: { builderSrc } -> { toolchain : attrs | null; kernel : attrs | null; testSelect : string | null; testArgs : attrs; buildOptions : attrs; pythonSrc : path }
 { builderSrc }:
 let
   root = builderSrc.outPath;
@@ -48,6 +48,8 @@ in
   # `kernel-builder test -k EXPR`: the pytest selection of the kernel-test runs (only they
   # read it, so no variant is rebuilt for it).
   testSelect = (readJSONOr (root + "/state/test-args.json") { }).select or null;
+  # ... and its time limits (`testTimeout`, `runTimeout`), read by kernel-tests.nix.
+  testArgs = readJSONOr (root + "/state/test-args.json") { };
   # Build options of this `kernel-builder build` (`cudaCapabilities`: --cuda-capabilities).
   buildOptions = readJSONOr (root + "/state/build-options.json") { };
   inherit pythonSrc;

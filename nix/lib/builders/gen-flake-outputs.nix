@@ -201,6 +201,7 @@ let
       tests = testsSrc;
       packages = testPackages;
       select = context.testSelect or null;
+      testArgs = context.testArgs or { };
     }))
     (if hasTests then runnable else [ ]);
   infoOf = v: {

@@ -1,5 +1,6 @@
-# Builder of a kernel-test run (see kernel-tests.nix). Records pytest's outcome; never
-# fails for a failing test (the check derivation does), only when it cannot run pytest.
+# Builder of a kernel-test run (see kernel-tests.nix). Records the run's outcome through
+# kernel-tests-runner.py (time limits, capped log, judged by the JUnit record); never fails
+# for a failing test (the check derivation does), only when it cannot run pytest.
 set -euo pipefail
 if [ ! -e /bin/sh ] && [ -n "${sandboxShell:-}" ]; then
   mkdir -p /bin && ln -s "$sandboxShell" /bin/sh
@@ -13,6 +14,7 @@ chmod -R u+w "$work/tests"
 # `import <name>` gives the variant, as upstream's test runner sets it up.
 ln -s "$tree/$variant" "$work/import/$pythonName"
 cp "$gpuPlugin" "$work/plugin/kernel_tests_gpu.py"
+cp "$watchPlugin" "$work/plugin/kernel_tests_watch.py"
 path="$work/import:$work/plugin"
 if [ -n "$testSite" ]; then
   path="$path:$testSite/site-packages"
@@ -29,14 +31,10 @@ select=()
 if [ -n "${pytestSelect:-}" ]; then
   select=(-k "$pytestSelect")
 fi
-set +e
+export KERNEL_TESTS_TEST_TIMEOUT="$testTimeout" KERNEL_TESTS_RUN_TIMEOUT="$runTimeout"
 # --continue-on-collection-errors: a test module that fails to import is reported as the
 # error it is, and the other modules still run (pytest's default stops the whole run there).
-"$toolchainPython" -m pytest tests "${select[@]}" -p no:cacheprovider -p kernel_tests_gpu -rfEs \
-  --continue-on-collection-errors \
-  --junitxml="$out/junit.xml" -o junit_family=xunit2 > "$out/log" 2>&1
-status=$?
-set -e
-cat "$out/log"
-echo "$status" > "$out/exit-code"
+"$toolchainPython" "$runner" "$out" -- tests "${select[@]}" -p no:cacheprovider -p kernel_tests_gpu \
+  -p kernel_tests_watch -rfEs --continue-on-collection-errors \
+  --junitxml="$out/junit.xml" -o junit_family=xunit2
 echo "$variant" > "$out/variant"

@@ -131,6 +131,7 @@ def open_kernel_flake(
     cuda_capabilities: Sequence[str] | None = None,
     *,
     test_select: str | None = None,
+    test_limits: dict[str, int] | None = None,
 ) -> KernelFlake:
     """Record the toolchain (host only), write the flake input, and ask the flake for its variants.
 
@@ -140,7 +141,7 @@ def open_kernel_flake(
     provider = Provider(provider)
     prepared = prepare_kernel_flake(
         kernel_dir, list(extra_pythons), toolchain=provider.value, cuda_capabilities=cuda_capabilities,
-        test_select=test_select,
+        test_select=test_select, test_limits=test_limits,
     )
     if provider is Provider.HOST:
         log.info("note: " + HERMETIC_NOTE.format(path=prepared.toolchains))

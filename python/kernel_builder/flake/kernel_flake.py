@@ -88,11 +88,13 @@ def prepare_flake_input(
     state: Path | None = None,
     options: dict[str, Any] | None = None,
     test_select: str | None = None,
+    test_limits: dict[str, int] | None = None,
 ) -> Path:
     """Write (or reuse) the flake input directory and return its path. ``options`` (build
     options the variant derivations see, e.g. ``cudaCapabilities``) go to
     ``state/build-options.json`` when given; ``test_select`` is ``kernel-builder test -k``'s
-    expression, read only by the kernel-test runs."""
+    expression and ``test_limits`` its ``testTimeout``/``runTimeout``, read only by the
+    kernel-test runs."""
     state = state or state_dir()
     files = [(rel, path.read_bytes()) for rel, path in _checked_source().files()]
     if toolchains is not None:
@@ -100,8 +102,9 @@ def prepare_flake_input(
     files.append(("state/kernel.json", (json.dumps(identity.as_record(), sort_keys=True) + "\n").encode()))
     if options:
         files.append(("state/build-options.json", (json.dumps(options, sort_keys=True) + "\n").encode()))
-    if test_select is not None:
-        files.append(("state/test-args.json", (json.dumps({"select": test_select}) + "\n").encode()))
+    test_args = {**({"select": test_select} if test_select is not None else {}), **(test_limits or {})}
+    if test_args:
+        files.append(("state/test-args.json", (json.dumps(test_args, sort_keys=True) + "\n").encode()))
     return content_dir(state / "flake-inputs", files, keep=_KEEP)
 
 
@@ -148,6 +151,7 @@ def prepare_kernel_flake(
     toolchain: str = "pinned",
     cuda_capabilities: Sequence[str] | None = None,
     test_select: str | None = None,
+    test_limits: dict[str, int] | None = None,
 ) -> PreparedFlake:
     """Write the flake input and return the kernel's flake ref and override args.
 
@@ -170,7 +174,8 @@ def prepare_kernel_flake(
     identity = kernel_identity(kernel_dir)
     options = {"cudaCapabilities": list(cuda_capabilities)} if cuda_capabilities else None
     try:
-        flake_input = prepare_flake_input(record, identity, state=state, options=options, test_select=test_select)
+        flake_input = prepare_flake_input(record, identity, state=state, options=options, test_select=test_select,
+                                          test_limits=test_limits)
         args = ("--override-input", "kernel-builder", f"path:{flake_path(flake_input)}", "--no-write-lock-file")
         ref = kernel_flake_ref(kernel_dir, state=state)
     except OSError as exc:
