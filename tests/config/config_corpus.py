@@ -1,9 +1,10 @@
 """A corpus of build.toml documents for the differential test against the reference parser.
 
-Three parts: hand-written valid documents (every framework, every backend, editions 4
-and 5), one invalid document per rule, and structure-aware mutants of a full-featured
-edition-5 document (drop a key, change a value's type, add an unknown key, break a list
-item). Cases where kernel-builder deliberately differs from the reference carry the
+Three parts, for edition 5 and again for edition 6: hand-written valid documents (every
+framework, every backend, every edition-6 language, editions 4, 5 and 6), one invalid
+document per rule, and structure-aware mutants of a full-featured document (drop a key,
+change a value's type, add an unknown key, break a list item, swap a backend or a
+language). Cases where kernel-builder deliberately differs from the reference carry the
 name of that difference.
 """
 
@@ -21,12 +22,16 @@ UNKNOWN_PYTHON_DEPENDS = "unknown-python-depends-is-an-error"  # we reject, the 
 KEBAB_NOARCH_KEYS = "kebab-noarch-keys-accepted"  # we accept, the reference rejects
 KERNEL_BACKEND_NOT_LISTED = "kernel-backend-not-in-general-backends-warns"  # both accept; we warn
 STRICT_V3_FRAMEWORK = "v3-framework-unknown-keys-are-errors"  # both reject; the reference calls it v3
+PATHS_INSIDE = "source-paths-stay-inside-the-kernel"  # we reject, the reference accepts
+PRE_V3 = "files-older-than-v3-get-hand-migration-steps"  # both reject; ours says what to write
 
 DELIBERATE = {
     UNKNOWN_PYTHON_DEPENDS: "python-depends names outside the registry are errors at validation time",
     KEBAB_NOARCH_KEYS: "[torch-noarch] accepts the documented cuda-capabilities / rocm-archs spellings",
     KERNEL_BACKEND_NOT_LISTED: "a [kernel.X] whose backend is not in general.backends is a warning",
     STRICT_V3_FRAMEWORK: "unknown keys in a v3 [torch] / [tvm-ffi] table are errors (the reference ignores them)",
+    PATHS_INSIDE: "src / include / cargo-manifest may not be absolute, empty or climb out with .. (the reference takes any string)",
+    PRE_V3: "a file older than v3 is named as such, with the edition-6 keys to write (the reference lists its v4 and v3 mismatches)",
 }
 
 
@@ -269,5 +274,205 @@ def mutant_cases() -> Iterator[Case]:
     yield Case("mutant-no-edition-full", toml(legacy))
 
 
+# ---------------------------------------------------------------- edition 6
+
+LANGUAGES = ["cpp-cpu", "cpp-cuda", "cpp-rocm", "cpp-xpu", "cpp-metal", "rust-cpu", "rust-cuda-oxide", "rust-cutile"]
+LANGUAGE_BACKEND = {lang: "cuda" if lang.startswith("rust-cu") else lang.split("-")[1] for lang in LANGUAGES}
+CPP_EXTRA = {
+    "cpp-cuda": {"cuda-capabilities": ["8.0", "9.0a"], "cuda-flags": ["-lineinfo"], "cuda-minver": "12.0"},
+    "cpp-rocm": {"rocm-archs": ["gfx942"], "hip-flags": []},
+    "cpp-xpu": {"sycl-flags": []},
+}
+RUST_EXTRA = {"rust-cuda-oxide": {"cuda-capabilities": ["8.0"]}, "rust-cutile": {"tileiras-minver": "13.2"}}
+
+
+def general6(**extra: Any) -> dict[str, Any]:
+    return general(6, **extra)
+
+
+def component(kind: str, **extra: Any) -> dict[str, Any]:
+    """A minimal valid edition-6 component of language ``kind`` (``extra`` may override any key)."""
+    if kind.startswith("rust-"):
+        return {"language": kind, "src": ["crate/src", "Cargo.lock"], "cargo-manifest": "crate/Cargo.toml", **extra}
+    return {"language": kind, "depends": ["torch"], "src": [f"k_{kind}/k.cpp"], **extra}
+
+
+FULL6 = {
+    "general": {
+        "name": "relu",
+        "version": 2,
+        "edition": 6,
+        "license": "Apache-2.0",
+        "upstream": "https://github.com/org/relu",
+        "source": "git@github.com:org/relu-kernel.git",
+        "backends": ["cuda", "rocm", "cpu", "xpu", "metal"],
+        "build-layout": "zip",
+        "python-depends": ["einops"],
+        "kernel-depends": [{"repo-id": "org/dep", "version": 1}],
+        "hub": {"repo-id": "org/relu", "branch": "main"},
+        "cuda": {"minver": "12.6", "maxver": "13.0", "python-depends": [], "kernel-depends": [{"repo-id": "org/cu", "revision": "abc"}]},
+        "xpu": {"python-depends": ["onednn"]},
+    },
+    "tvm-ffi": {"src": ["tvm-ffi-ext/binding.cpp"], "include": ["."], "pyext": ["py"], "cxx-flags": ["-O2"]},
+    "kernel": {
+        "relu_cuda": component("cpp-cuda", include=["include"], **{"cxx-flags": ["-O3"]}, **CPP_EXTRA["cpp-cuda"]),
+        "relu_rocm": component("cpp-rocm", **CPP_EXTRA["cpp-rocm"]),
+        "relu_xpu": component("cpp-xpu", **CPP_EXTRA["cpp-xpu"]),
+        "relu_metal": component("cpp-metal", depends=["metal-cpp"]),
+        "relu_rs": component("rust-cpu"),
+        "relu_oxide": component("rust-cuda-oxide", **RUST_EXTRA["rust-cuda-oxide"]),
+        "relu_tile": component("rust-cutile", **RUST_EXTRA["rust-cutile"]),
+    },
+}
+
+TORCH6 = {
+    "general": general6(backends=["cpu", "cuda"]),
+    "torch": {"src": ["torch-ext/b.cpp"], "pyext": ["py", "json"], "minver": "2.10", "maxver": "2.14", "stable-abi": {"cuda": "2.11"}},
+    "kernel": {"c": component("cpp-cpu", depends=["torch", "torch-stable-abi-shim"]), "g": component("cpp-cuda", **CPP_EXTRA["cpp-cuda"])},
+}
+
+
+def valid_cases6() -> Iterator[Case]:
+    for language in LANGUAGES:
+        backend = LANGUAGE_BACKEND[language]
+        framework = "tvm-ffi" if language.startswith("rust-") else "torch"
+        doc = {"general": general6(backends=[backend]), framework: {}, "kernel": {"k": component(language, **RUST_EXTRA.get(language, {}), **CPP_EXTRA.get(language, {}))}}
+        yield Case(f"valid-e6-{language}", toml(doc))
+        if framework == "torch":
+            doc = {"general": general6(backends=[backend]), "tvm-ffi": {"src": ["b.cpp"]}, "kernel": {"k": component(language)}}
+            yield Case(f"valid-e6-tvm-ffi-{language}", toml(doc))
+    for backend in BACKENDS:
+        yield Case(f"valid-e6-noarch-{backend}", toml({"general": general6(backends=[backend]), "torch-noarch": {}}))
+    yield Case("valid-e6-full", toml(FULL6))
+    yield Case("valid-e6-torch", toml(TORCH6))
+    yield Case("valid-e6-layout-files", toml({"general": general6(**{"build-layout": "files"}), "torch": {}}))
+    yield Case("valid-e6-tvm-ffi-empty", toml({"general": general6(backends=["cpu"]), "tvm-ffi": {}}))
+    yield Case("valid-e6-mlx", toml({"general": general6(backends=["metal"]), "mlx-noarch": {"pyext": ["py"]}}))
+    yield Case("valid-e6-mlx-no-backends", toml({"general": general6(backends=[]), "mlx-noarch": {}}))
+    yield Case("valid-e6-mlx-metal-component", toml({"general": general6(backends=["metal"]), "mlx-noarch": {}, "kernel": {"m": component("cpp-metal")}}))
+    yield Case("valid-e6-cutile-newer", toml({"general": general6(), "tvm-ffi": {}, "kernel": {"t": component("rust-cutile", **{"tileiras-minver": " 13.10 "})}}))
+    yield Case("valid-e6-noarch-archs", toml({"general": general6(backends=["cuda", "rocm"]), "torch-noarch": {"cuda_capabilities": ["9.0"], "rocm_archs": ["gfx942"]}}))
+    yield Case("valid-e6-tpu-neuron", toml({"general": general6(backends=["tpu", "neuron"], tpu={"python-depends": []}, neuron={"kernel-depends": []}), "torch-noarch": {}}))
+    yield Case("valid-e6-empty-kernel-table", "[general]\nname='ab'\nversion=0\nedition=6\nlicense='x'\nbackends=['cpu']\n[torch]\n[kernel]\n")
+    yield Case(
+        "diff-e6-unlisted-language-backend",
+        toml({"general": general6(backends=["cpu"]), "torch": {}, "kernel": {"k": component("cpp-cuda")}}),
+        KERNEL_BACKEND_NOT_LISTED,
+    )
+    yield Case("diff-e6-python-depends", toml({"general": general6(**{"python-depends": ["numpy"]}), "torch": {}}), UNKNOWN_PYTHON_DEPENDS)
+    yield Case("diff-e6-kebab-noarch", toml({"general": general6(), "torch-noarch": {"cuda-capabilities": ["9.0"]}}), KEBAB_NOARCH_KEYS)
+
+
+def invalid_cases6() -> Iterator[Case]:
+    def with_kernel(framework: str, kernel_table: dict[str, Any], **general_extra: Any) -> str:
+        return toml({"general": general6(**general_extra), framework: {}, "kernel": {"k": kernel_table}})
+
+    rust = component("rust-cpu")
+    yield Case("bad-e6-edition-7", toml({"general": general(7), "torch": {}}))
+    yield Case("bad-e6-edition-4-written", toml({"general": general(4), "torch": {}}))
+    yield Case("bad-e6-edition-0", toml({"general": general(0), "torch": {}}))
+    yield Case("bad-e6-backend-tag", with_kernel("torch", kernel("cpu")))
+    yield Case("bad-e6-backend-and-language", with_kernel("torch", {**component("cpp-cpu"), "backend": "cpu"}))
+    yield Case("bad-e6-no-language", with_kernel("torch", {"src": [], "depends": []}))
+    yield Case("bad-e6-language-unknown", with_kernel("torch", component("cpp-cpu", language="cpp-tpu")))
+    yield Case("bad-e6-language-uppercase", with_kernel("torch", component("cpp-cpu", language="CPP-CPU")))
+    yield Case("bad-e6-language-int", with_kernel("torch", component("cpp-cpu", language=1)))
+    yield Case("bad-e6-language-v1-cuda", with_kernel("torch", component("cpp-cpu", language="cuda")))
+    yield Case("bad-e6-cpp-no-depends", with_kernel("torch", {"language": "cpp-cpu", "src": []}))
+    yield Case("bad-e6-cpp-no-src", with_kernel("torch", {"language": "cpp-cpu", "depends": []}))
+    yield Case("bad-e6-cpp-cargo-manifest", with_kernel("torch", component("cpp-cpu", **{"cargo-manifest": "C.toml"})))
+    yield Case("bad-e6-cpp-tileiras", with_kernel("torch", component("cpp-cuda", **{"tileiras-minver": "13.2"})))
+    yield Case("bad-e6-cpu-cuda-flags", with_kernel("torch", component("cpp-cpu", **{"cuda-flags": []})))
+    yield Case("bad-e6-metal-flags", with_kernel("torch", component("cpp-metal", **{"metal-flags": []})))
+    yield Case("bad-e6-cuda-rocm-archs", with_kernel("torch", component("cpp-cuda", **{"rocm-archs": []})))
+    yield Case("bad-e6-cpp-dep-unknown", with_kernel("torch", component("cpp-cpu", depends=["tvm-ffi"])))
+    yield Case("bad-e6-rust-with-torch", with_kernel("torch", rust))
+    yield Case("bad-e6-rust-with-noarch", with_kernel("torch-noarch", rust))
+    yield Case("bad-e6-rust-with-mlx", toml({"general": general6(backends=["metal"]), "mlx-noarch": {}, "kernel": {"k": rust}}))
+    yield Case("bad-e6-rust-no-manifest", with_kernel("tvm-ffi", {"language": "rust-cpu", "src": []}))
+    yield Case("bad-e6-rust-no-src", with_kernel("tvm-ffi", {"language": "rust-cpu", "cargo-manifest": "C.toml"}))
+    yield Case("bad-e6-rust-depends", with_kernel("tvm-ffi", component("rust-cpu", depends=[])))
+    yield Case("bad-e6-rust-include", with_kernel("tvm-ffi", component("rust-cpu", include=[])))
+    yield Case("bad-e6-rust-cxx-flags", with_kernel("tvm-ffi", component("rust-cpu", **{"cxx-flags": []})))
+    yield Case("bad-e6-rust-cpu-capabilities", with_kernel("tvm-ffi", component("rust-cpu", **{"cuda-capabilities": []})))
+    yield Case("bad-e6-oxide-cuda-flags", with_kernel("tvm-ffi", component("rust-cuda-oxide", **{"cuda-flags": []})))
+    yield Case("bad-e6-oxide-capabilities-string", with_kernel("tvm-ffi", component("rust-cuda-oxide", **{"cuda-capabilities": "8.0"})))
+    yield Case("bad-e6-manifest-int", with_kernel("tvm-ffi", component("rust-cpu", **{"cargo-manifest": 1})))
+    yield Case("bad-e6-manifest-list", with_kernel("tvm-ffi", component("rust-cpu", **{"cargo-manifest": ["C.toml"]})))
+    yield Case("bad-e6-rust-src-string", with_kernel("tvm-ffi", component("rust-cpu", src="crate")))
+    yield Case("bad-e6-cutile-no-minver", with_kernel("tvm-ffi", component("rust-cutile")))
+    yield Case("bad-e6-cutile-old", with_kernel("tvm-ffi", component("rust-cutile", **{"tileiras-minver": "13.1"})))
+    yield Case("bad-e6-cutile-12", with_kernel("tvm-ffi", component("rust-cutile", **{"tileiras-minver": "12.9"})))
+    yield Case("bad-e6-cutile-three-components", with_kernel("tvm-ffi", component("rust-cutile", **{"tileiras-minver": "13.2.1"})))
+    yield Case("bad-e6-cutile-one-component", with_kernel("tvm-ffi", component("rust-cutile", **{"tileiras-minver": "13"})))
+    yield Case("bad-e6-cutile-float", "[general]\nname='ab'\nversion=0\nedition=6\nlicense='x'\nbackends=['cuda']\n[tvm-ffi]\n[kernel.t]\nlanguage='rust-cutile'\nsrc=[]\ncargo-manifest='C.toml'\ntileiras-minver=13.2\n")
+    yield Case("bad-e6-cutile-capabilities", with_kernel("tvm-ffi", component("rust-cutile", **RUST_EXTRA["rust-cutile"], **{"cuda-capabilities": []})))
+    yield Case("bad-e6-two-rust-problems", toml({"general": general6(), "torch": {}, "kernel": {"a": component("rust-cutile", **{"tileiras-minver": "12.0"}), "b": rust}}))
+    yield Case("bad-e6-layout-unknown", toml({"general": general6(**{"build-layout": "tar"}), "torch": {}}))
+    yield Case("bad-e6-layout-case", toml({"general": general6(**{"build-layout": "Zip"}), "torch": {}}))
+    yield Case("bad-e6-layout-int", toml({"general": general6(**{"build-layout": 1}), "torch": {}}))
+    yield Case("bad-e6-layout-table", toml({"general": general6(**{"build-layout": {"zip": {}}}), "torch": {}}))
+    yield Case("bad-e6-layout-list", toml({"general": general6(**{"build-layout": ["zip"]}), "torch": {}}))
+    yield Case("bad-e5-layout", toml({"general": general(5, **{"build-layout": "zip"}), "torch": {}}))
+    yield Case("bad-v4-layout", toml({"general": general(None, **{"build-layout": "zip"}), "torch": {}}))
+    yield Case("bad-e5-language", toml({"general": general(5, backends=["cpu"]), "torch": {}, "kernel": {"k": {**kernel("cpu"), "language": "cpp-cpu"}}}))
+    yield Case("bad-e5-mlx", toml({"general": general(5, backends=["metal"]), "mlx-noarch": {}}))
+    yield Case("bad-v4-mlx", toml({"general": general(None, backends=["metal"]), "mlx-noarch": {}}))
+    yield Case("bad-e6-mlx-cpu", toml({"general": general6(backends=["cpu"]), "mlx-noarch": {}}))
+    yield Case("bad-e6-mlx-metal-and-cuda", toml({"general": general6(backends=["metal", "cuda"]), "mlx-noarch": {}}))
+    yield Case("bad-e6-mlx-unknown-key", toml({"general": general6(backends=["metal"]), "mlx-noarch": {"src": []}}))
+    yield Case("bad-e6-mlx-and-torch", toml({"general": general6(backends=["metal"]), "mlx-noarch": {}, "torch": {}}))
+    yield Case("bad-e6-no-framework", toml({"general": general6()}))
+    yield Case("bad-e6-unknown-top", toml({"general": general6(), "torch": {}, "rust": {}}))
+    yield Case("bad-e6-torch-unknown", toml({"general": general6(), "torch": {"language": "cpp-cpu"}}))
+    yield Case("bad-e6-tvm-ffi-stable-abi", toml({"general": general6(), "tvm-ffi": {"stable-abi": "2.11"}}))
+    yield Case("bad-e6-general-rocm", toml({"general": general6(rocm={}), "torch": {}}))
+    yield Case("bad-e6-tpu-kernel-depends", toml({"general": general6(tpu={"kernel-depends": []}), "torch": {}}))
+    yield Case("bad-e6-version-string", toml({"general": general6(version="1"), "torch": {}}))
+    yield Case("bad-e6-cuda-minver", with_kernel("torch", component("cpp-cuda", **{"cuda-minver": "12.x"})))
+    yield Case("diff-e6-manifest-absolute", with_kernel("tvm-ffi", component("rust-cpu", **{"cargo-manifest": "/abs/Cargo.toml"})), PATHS_INSIDE)
+    yield Case("diff-e6-manifest-empty", with_kernel("tvm-ffi", component("rust-cpu", **{"cargo-manifest": ""})), PATHS_INSIDE)
+    yield Case("diff-e6-rust-src-outside", with_kernel("tvm-ffi", component("rust-cpu", src=["../crate"])), PATHS_INSIDE)
+    yield Case("diff-e5-src-absolute", toml({"general": general(5), "torch": {"src": ["/abs/b.cpp"]}}), PATHS_INSIDE)
+    # before v3: no `backends` (they followed from the components), `universal` flags
+    yield Case("pre-v3-universal", "[general]\nname = 'relu'\nuniversal = true\n[torch]\n", PRE_V3)
+    yield Case("pre-v3-cuda-minver", "[general]\nname = 'relu'\ncuda-minver = '12.0'\n[torch]\n[kernel.k]\nbackend = 'cuda'\nsrc = []\ndepends = []\n", PRE_V3)
+    yield Case("pre-v3-components", "[general]\nname = 'relu'\n[torch]\nsrc = []\n[kernel.k]\nbackend = 'cuda'\nsrc = []\ndepends = []\n", PRE_V3)
+    yield Case("pre-v3-v1-language", "[general]\nname = 'relu'\n[torch]\nsrc = []\n[kernel.k]\nlanguage = 'cuda-hipify'\nsrc = []\ndepends = []\n", PRE_V3)
+    yield Case("pre-v3-v1-universal", "[general]\nname = 'relu'\n[torch]\nuniversal = true\n", PRE_V3)
+
+
+def mutant_cases6() -> Iterator[Case]:
+    for base_name, base in (("full", FULL6), ("torch", TORCH6)):
+        for path in _paths(base):
+            name = f"e6-{base_name}-" + ".".join(path)
+            dropped = copy.deepcopy(base)
+            del _get(dropped, path[:-1])[path[-1]]
+            yield Case(f"mutant-drop-{name}", toml(dropped))
+            retyped = copy.deepcopy(base)
+            parent = _get(retyped, path[:-1])
+            parent[path[-1]] = _retyped(parent[path[-1]])
+            yield Case(f"mutant-retype-{name}", toml(retyped))
+            value = _get(base, path)
+            if isinstance(value, dict):
+                extra = copy.deepcopy(base)
+                _get(extra, path)["frobnicate"] = 1
+                yield Case(f"mutant-unknown-in-{name}", toml(extra))
+            if isinstance(value, list) and value and not isinstance(value[0], dict):
+                broken = copy.deepcopy(base)
+                _get(broken, path)[0] = 7
+                yield Case(f"mutant-item-{name}", toml(broken))
+            if path[-1] == "language":
+                for language in LANGUAGES:
+                    other = copy.deepcopy(base)
+                    _get(other, path[:-1])["language"] = language
+                    yield Case(f"mutant-language-{name}-{language}", toml(other))
+    for framework in ("torch", "torch-noarch", "mlx-noarch"):
+        other = copy.deepcopy(FULL6)
+        other[framework] = other.pop("tvm-ffi") if framework == "torch" else {}
+        other.pop("tvm-ffi", None)
+        yield Case(f"mutant-framework-e6-full-{framework}", toml(other))
+
+
 def all_cases() -> list[Case]:
-    return [*valid_cases(), *invalid_cases(), *mutant_cases()]
+    return [*valid_cases(), *invalid_cases(), *mutant_cases(), *valid_cases6(), *invalid_cases6(), *mutant_cases6()]

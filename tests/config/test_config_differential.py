@@ -1,7 +1,7 @@
 """Differential test: our build.toml reader against the reference parser.
 
-The reference is ``kernels._rust.Build.open`` from PyPI ``kernels==0.17.2``. On every
-corpus document the accept/reject verdict, the parsed backends, the kernel
+The reference is ``kernels._rust.Build.open`` from PyPI ``kernels==0.19.1`` (editions 3 to
+6). On every corpus document the accept/reject verdict, the parsed backends, the kernel
 dependencies of every backend and the legacy-v4 upgrade must match, except for the deliberate differences named in
 ``config_corpus.DELIBERATE``, which are checked to behave as documented instead.
 """
@@ -28,6 +28,21 @@ def test_corpus_is_large_and_covers_each_part() -> None:
     assert {c.deliberate for c in CASES if c.deliberate} == set(corpus.DELIBERATE)
 
 
+def test_edition_6_corpus_covers_every_language_and_key() -> None:
+    """Every language has a valid case, and every edition-6 key is dropped, retyped or both."""
+    import tomllib
+
+    valid6 = [c for c in CASES if c.name.startswith("valid-e6-")]
+    languages = {k["language"] for c in valid6 for k in tomllib.loads(c.text).get("kernel", {}).values()}
+    assert languages == set(corpus.LANGUAGES)
+    keys = {"build-layout", "language", "cargo-manifest", "tileiras-minver", "cuda-capabilities", "src", "depends"}
+    for key in keys:
+        assert any(c.name.startswith("mutant-drop-e6-") and c.name.endswith("." + key) for c in CASES), key
+        assert any(c.name.startswith("mutant-retype-e6-") and c.name.endswith("." + key) for c in CASES), key
+    frameworks = {k for c in valid6 for k in tomllib.loads(c.text) if k not in ("general", "kernel")}
+    assert frameworks == {"torch", "torch-noarch", "tvm-ffi", "mlx-noarch"}
+
+
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
 def test_matches_reference(case: corpus.Case) -> None:
     ref = reference(case.text)
@@ -44,6 +59,12 @@ def test_matches_reference(case: corpus.Case) -> None:
     elif case.deliberate == corpus.STRICT_V3_FRAMEWORK:
         assert not ref.ok and "legacy format" in ref.error
         assert not mine.ok and "legacy v3 format" not in mine.error
+    elif case.deliberate == corpus.PATHS_INSIDE:
+        assert ref.ok and not mine.ok
+        assert "absolute path" in mine.error or "outside the kernel directory" in mine.error or "relative file path" in mine.error
+    elif case.deliberate == corpus.PRE_V3:
+        assert not ref.ok  # "did not match v4 (...) or v3 (...)"
+        assert not mine.ok and "older than edition 3" in mine.error and "update-build" not in mine.error
     else:
         assert (mine.ok, mine.backends, mine.legacy_v4) == (ref.ok, ref.backends, ref.legacy_v4), (
             f"reference: {ref.error or 'ok'}\nours: {mine.error or 'ok'}"
