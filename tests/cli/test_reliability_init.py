@@ -99,3 +99,36 @@ def test_the_cpp_of_a_name_that_shadows_a_parameter_compiles(tmp_path: Path, rep
             capture_output=True, text=True, timeout=300, env={**os.environ, "LC_ALL": "C"},
         )
         assert done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.mark.parametrize("kind", ["dangling-file-link", "file-link-with-overwrite", "dir-link", "fifo-with-overwrite"])
+def test_init_never_writes_through_a_link_out_of_the_directory(tmp_path: Path, kind: str) -> None:
+    """Found trying the file-set rule on init's own writes: a dangling `CARD.md` link was not
+    "existing", and init created its target outside the directory."""
+    kernel = tmp_path / "k"
+    kernel.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    args = ["init", str(kernel), "--name", "org/my-kernel", "--backends", "cpu", "--no-git"]
+    if kind == "dangling-file-link":
+        (kernel / "CARD.md").symlink_to(outside / "card.md")
+        planted, fragment = kernel / "CARD.md", "outside the kernel directory"
+    elif kind == "file-link-with-overwrite":
+        (outside / "notes.md").write_text("mine\n")
+        (kernel / "CARD.md").symlink_to(outside / "notes.md")
+        planted, fragment = kernel / "CARD.md", "outside the kernel directory"
+        args.append("--overwrite")
+    elif kind == "dir-link":
+        (kernel / "tests").symlink_to(outside)
+        planted, fragment = kernel / "tests", "outside the kernel directory"
+    else:
+        os.mkfifo(kernel / "CARD.md")
+        planted, fragment = kernel / "CARD.md", "is a FIFO (named pipe)"
+        args.append("--overwrite")
+    done = _cli(*args)
+    assert done.returncode == 3, done.stderr
+    assert f"error: {planted} " in done.stderr and fragment in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert sorted(p.name for p in outside.iterdir()) == (["notes.md"] if kind == "file-link-with-overwrite" else [])
+    if kind == "file-link-with-overwrite":
+        assert (outside / "notes.md").read_text() == "mine\n"
+    assert sorted(p.name for p in kernel.iterdir()) == [planted.name]  # nothing else was written

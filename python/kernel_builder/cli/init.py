@@ -11,6 +11,7 @@ only the files init wrote are staged (``git add -- FILES``), never the rest
 from __future__ import annotations
 
 import keyword
+import os
 import string
 import subprocess
 from collections.abc import Sequence
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import click
 
+from kernel_builder._files import UnsafeFile, check_inside, write_atomic
 from kernel_builder.cli import output
 from kernel_builder.config.model import validate_kernel_name
 from kernel_builder.errors import ConfigError
@@ -149,6 +151,26 @@ def scaffold_files(
     return files
 
 
+def _refuse_writes_outside(directory: Path, files: Sequence[str]) -> None:
+    """Each scaffold path, and every directory on the way to it, that already exists must be
+    the kernel directory's own (the file-set rule, ``_files.check_inside``): a link out
+    (``CARD.md -> ~/notes.md``, even a dangling one, or ``tests -> /elsewhere``) would make
+    init write outside ``directory``, and a FIFO would block it."""
+    for rel in files:
+        parts = Path(rel).parts
+        for depth in range(1, len(parts) + 1):
+            path = directory.joinpath(*parts[:depth])
+            if not os.path.lexists(path):
+                break
+            try:
+                check_inside(path, directory)
+            except UnsafeFile as exc:
+                raise ConfigError(
+                    f"{exc.path} {exc.reason}; init would write {rel} there",
+                    hint="remove it or replace the link with a real file or directory, or choose another directory",
+                ) from None
+
+
 def _git_init(directory: Path, files: Sequence[str]) -> bool:
     """Make DIR a git repository with the scaffold's ``files`` staged, so Nix sees them, and
     nothing else that DIR held before (a key, an ``.env``); False when DIR is already inside
@@ -195,7 +217,8 @@ def init(
     if chosen == ["all"]:
         chosen = list(NOARCH_BACKENDS if noarch else INIT_BACKENDS)
     files = scaffold_files(repo_id, chosen, license_, builder_url or DEFAULT_BUILDER_URL, noarch=noarch)
-    existing = [rel for rel in files if (directory / rel).exists()]
+    _refuse_writes_outside(directory, files)
+    existing = [rel for rel in files if os.path.lexists(directory / rel)]
     if existing and not overwrite:
         raise ConfigError(
             f"{directory} already has: {', '.join(sorted(existing))}",
@@ -204,7 +227,7 @@ def init(
     for rel, content in files.items():
         path = directory / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
+        write_atomic(path, content)
     staged = False if no_git else _git_init(directory, list(files))
     for rel in sorted(files):
         output.result(str(directory / rel))
