@@ -33,6 +33,9 @@ HOST_PATH = re.compile(r"(?:^|[\s:=\"'])(/(?:usr|bin|sbin|lib|lib64|root|home|tm
 PINNED_RELU_CROSS_CPU = ["torch213-cxx11-cpu-aarch64-linux", "torch214-cxx11-cpu-aarch64-linux", "torch215-cxx11-cpu-aarch64-linux"]
 PINNED_RELU_CROSS_CUDA = ["torch213-cxx11-cu130-aarch64-linux", "torch214-cxx11-cu130-aarch64-linux", "torch215-cxx11-cu132-aarch64-linux"]
 PINNED_RELU_BUILT = sorted(PINNED_RELU + PINNED_RELU_CROSS_CPU + PINNED_RELU_CROSS_CUDA)
+PINNED_RELU_OLD_CROSS = ["torch212-cxx11-cpu-aarch64-linux", "torch212-cxx11-cu130-aarch64-linux"]
+# Every variant of relu a kernel flake can build (bundle or not): what its per-variant outputs list.
+PINNED_RELU_BUILDABLE = sorted(PINNED_RELU_BUILT + PINNED_RELU_OLD + PINNED_RELU_OLD_CROSS)
 
 
 def flake_variants(build, build_sets, system: str = "x86_64-linux") -> list:

@@ -17,7 +17,7 @@ from kernel_builder.toolchain.host.record import ToolchainsRecord
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import matrix
 from boundaries import VARIANT_BUILD_DIRS, context_nix_modules, driver_closure
-from nix_support import EXAMPLES, PINNED_RELU, PINNED_RELU_BUILT, PINNED_RELU_CPU, PINNED_RELU_CROSS_CPU, PINNED_RELU_CROSS_CUDA, PINNED_RELU_CUDA, commit_all, copy_kernel, environ_set, flake_variants, make_dirty, snapshot_builder, torch214_python
+from nix_support import EXAMPLES, PINNED_RELU, PINNED_RELU_BUILDABLE, PINNED_RELU_OLD, PINNED_RELU_BUILT, PINNED_RELU_CPU, PINNED_RELU_CROSS_CPU, PINNED_RELU_CROSS_CUDA, PINNED_RELU_CUDA, commit_all, copy_kernel, environ_set, flake_variants, make_dirty, snapshot_builder, torch214_python
 
 SYSTEM = "x86_64-linux"
 REPO = Path(__file__).resolve().parents[2]
@@ -78,8 +78,9 @@ def test_flake_check_passes_and_outputs_have_the_documented_shape(tmp_path: Path
         for output in ("packages", "devShells", "checks", "legacyPackages")
     }
     assert shown["packages"] == ["build-and-copy", "build-and-upload", "build-variants", "bundle", "ci", "ci-test", "default", "kernels"]
-    assert shown["devShells"] == ["default", "test", *PINNED_RELU_BUILT]
-    assert shown["checks"] == sorted([*PINNED_RELU, *(f"{name}-tests" for name in PINNED_RELU)])  # relu has tests/
+    assert shown["devShells"] == ["default", "test", *PINNED_RELU_BUILDABLE]
+    native = PINNED_RELU + PINNED_RELU_OLD  # every x86_64 variant, bundle or not
+    assert shown["checks"] == sorted([*native, *(f"{name}-tests" for name in native)])  # relu has tests/
     assert {"variants", "redistributable", "bundle", "variantTable"} <= set(shown["legacyPackages"])
 
 
@@ -100,13 +101,13 @@ def test_cpu_only_edit_changes_only_cpu_derivations(tmp_path: Path, state: Path)
     (kernel / "NOTES.txt").write_text("not a source\n")
     after = drv_paths()
     buildable = sorted(name for name, drv in before.items() if drv)
-    assert buildable == PINNED_RELU_BUILT
+    assert buildable == PINNED_RELU_BUILDABLE
     changed = sorted(name for name in before if before[name] != after[name])
-    assert changed == sorted(PINNED_RELU_CPU + PINNED_RELU_CROSS_CPU)
+    assert changed == sorted(name for name in PINNED_RELU_BUILDABLE if "-cpu-" in name)
     cuda_source = kernel / "relu_cuda" / "relu.cu"
     cuda_source.write_text(cuda_source.read_text() + "\n// edited\n")
     last = drv_paths()
-    assert sorted(name for name in after if after[name] != last[name]) == sorted(PINNED_RELU_CUDA + PINNED_RELU_CROSS_CUDA)
+    assert sorted(name for name in after if after[name] != last[name]) == sorted(name for name in PINNED_RELU_BUILDABLE if "-cu1" in name)
 
 
 def test_each_backend_sees_only_its_sources(tmp_path: Path, state: Path) -> None:

@@ -26,9 +26,9 @@ from nix_support import (
 
 pytestmark = pytest.mark.slow
 
-CPU212 = "torch212-cxx11-cpu-x86_64-linux"
 CPU213 = "torch213-cxx11-cpu-x86_64-linux"
 CPU214 = "torch214-cxx11-cpu-x86_64-linux"
+CPU215 = "torch215-cxx11-cpu-x86_64-linux"
 CU130 = "torch214-cxx11-cu130-x86_64-linux"
 # Host locations a hermetic derivation must never name.
 
@@ -177,8 +177,8 @@ def test_fetch_refuses_a_corrupted_artifact(tmp_path: Path, fetched: None) -> No
 
 @pytest.mark.timeout(2400)
 def test_plain_nix_run_builds_every_pinned_variant_in_the_sandbox(relu: Path) -> None:
-    """relu's six pinned x86_64 variants (torch 2.12, 2.13, 2.14 x cpu, cu130) and the two
-    cross-built aarch64 ones (test_cross_aarch64.py checks those); each x86_64 one loads
+    """relu's six pinned x86_64 bundle variants (torch 2.13, 2.14 x cpu, cu130; 2.15 x cpu, cu132)
+    and the cross-built aarch64 ones (test_cross_aarch64.py checks those); each x86_64 one loads
     with PyPI `kernels` on its own torch (the pinned environment's Python); the CPU ones run."""
     done = plain_nix("run", "-j", "2", "--cores", "1", "--no-write-lock-file", ".#build-variants", cwd=relu)
     assert f"copied {len(PINNED_RELU_BUILT)} variant(s)" in done.stderr
@@ -278,7 +278,7 @@ def test_freshly_initialised_kernel_builds_checks_and_develops_with_plain_nix(tm
     done = plain_nix("run", "-j", "2", "--cores", "1", ".#build-variants", cwd=kernel)
     assert f"copied {3 + len(PINNED_RELU_CROSS_CPU)} variant(s)" in done.stderr  # the x86_64 CPU bundle and the cross-built aarch64 ones
     built = sorted(p.name for p in (kernel / "build").iterdir())
-    assert built == sorted(["CARD.md", "benchmarks", CPU212, CPU213, CPU214, *PINNED_RELU_CROSS_CPU])
+    assert built == sorted(["CARD.md", "benchmarks", CPU213, CPU214, CPU215, *PINNED_RELU_CROSS_CPU])
     plain_nix("flake", "check", "-j", "2", cwd=kernel)
     shell = plain_nix("develop", f".#devShells.x86_64-linux.{CPU213}", "-c", "bash", "-c",
                       'echo "$(command -v g++) $toolchainPython"', cwd=kernel).stdout.split()

@@ -90,7 +90,7 @@ def test_an_unpinned_aarch64_build_set_says_what_the_lock_cross_builds() -> None
 
     reason = why_not_pinned("2.11", "cpu", None, "aarch64-linux", lock=LOCK)
     assert ("cross-builds aarch64-linux variants of torch2.12-cpu, torch2.12-cuda13.0, torch2.13-cpu, "
-            "torch2.13-cuda13.0, torch2.14-cpu, torch2.14-cuda13.0 only") in reason
+            "torch2.13-cuda13.0, torch2.14-cpu, torch2.14-cuda13.0, torch2.15-cpu, torch2.15-cuda13.2 only") in reason
     assert "requests.targets.aarch64-linux" in reason
     assert "pins x86_64-linux toolchains only" in why_not_pinned("2.13", "cpu", None, "aarch64-darwin", lock=LOCK)
 
@@ -99,7 +99,7 @@ def test_fetching_a_cross_built_set_brings_its_emulated_check_environment() -> N
     """qemu, the arm64 CPython and what the aarch64 torch loads come with the build set."""
     lock = load_lock(LOCK)
     emulation = lock.requests["targets"]["aarch64-linux"]["emulation"]
-    assert {f"env:torch2.{minor}-aarch64-emulated" for minor in (12, 13, 14)} <= set(lock.groups)
+    assert {f"env:torch2.{minor}-aarch64-emulated" for minor in (12, 13, 14, 15)} <= set(lock.groups)
     artifacts = lock.artifacts_for(["torch2.13-cpu"])
     names = {a.name for a in artifacts}
     assert {"qemu-user-static", "python3.11-minimal:arm64", "libpython3.11-stdlib:arm64"} <= names
@@ -107,7 +107,7 @@ def test_fetching_a_cross_built_set_brings_its_emulated_check_environment() -> N
     assert any(f.startswith("nvidia_cudnn_cu13-") and f.endswith("_aarch64.whl") for f in files)
     assert any(f.startswith("kernels-") and f.endswith("_aarch64.whl") for f in files)
     # the stand-in is for the one library no index serves for aarch64
-    assert emulation["standIns"] == {f"torch2.{minor}-aarch64": ["libcupti.so.13"] for minor in (12, 13, 14)}
+    assert emulation["standIns"] == {f"torch2.{minor}-aarch64": ["libcupti.so.13"] for minor in (12, 13, 14, 15)}
     assert not any(f.startswith("nvidia_cuda_cupti-") and f.endswith("_aarch64.whl") for f in files)
 
 
