@@ -50,17 +50,27 @@ class BuilderSource:
 
 
 def _walk(base: Path, prefix: str, skip_top: tuple[str, ...] = ()) -> list[tuple[str, Path]]:
+    """The files under ``base`` a flake input copies, by the file-set rule
+    (``_files.walk_inside``): a link out of ``base``, a FIFO or a link loop is a ``ConfigError``
+    naming it, since the copy would carry a host file into the store (or block)."""
+    from kernel_builder._files import UnsafeFile, walk_inside  # lazy: only a build copies the source
+    from kernel_builder.errors import ConfigError  # lazy: as above
+
+    def skip(name: str) -> bool:
+        return name == "__pycache__" or name.endswith(".egg-info")
+
     out: list[tuple[str, Path]] = []
-    for dirpath, dirnames, filenames in os.walk(base):
-        top = Path(dirpath) == base
-        dirnames[:] = sorted(
-            d for d in dirnames if d != "__pycache__" and not d.endswith(".egg-info") and not (top and d in skip_top)
-        )
-        for name in sorted(filenames):
-            if name.endswith((".pyc", ".tmp")):
+    try:
+        for rel, path, _ in walk_inside(base, base, what="kernel-builder's source directory", skip_dir=skip):
+            top, _, rest = rel.partition("/")
+            if (rest and top in skip_top) or path.name.endswith((".pyc", ".tmp")):
                 continue
-            path = Path(dirpath) / name
-            out.append((f"{prefix}/{path.relative_to(base).as_posix()}", path))
+            out.append((f"{prefix}/{rel}", path))
+    except UnsafeFile as exc:
+        raise ConfigError(
+            f"{exc.path} {exc.reason}",
+            hint="kernel-builder's own source is copied into the Nix store for every build: remove the link or special file",
+        ) from None
     return out
 
 

@@ -172,3 +172,29 @@ def test_build_and_test_refuse_a_token_link_and_a_fifo_without_hanging(tmp_path:
     done = _cli(*command, str(kernel), state=state, timeout=60)  # a hang is a TimeoutExpired
     assert done.returncode == 3, done.stderr
     assert f"{kernel / 'tests/pipe'} is a FIFO (named pipe)" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("kind", ["link-out", "fifo"])
+def test_kernel_builders_own_source_follows_the_same_rule(tmp_path: Path, kind: str) -> None:
+    """The builder's flake input (flake.nix, nix/, the package) is the other file set every
+    build copies into the store; found trying the rule on it: a link out was copied, a FIFO hung."""
+    from kernel_builder._source import BuilderSource
+
+    root = tmp_path / "builder"
+    (root / "nix" / "lib").mkdir(parents=True)
+    (root / "python" / "kernel_builder").mkdir(parents=True)
+    (root / "flake.nix").write_text("{ }\n")
+    (root / "nix" / "lib" / "default.nix").write_text("{ }\n")
+    (root / "python" / "kernel_builder" / "__init__.py").write_text("")
+    source = BuilderSource(root, root / "python" / "kernel_builder", "env")
+    assert [rel for rel, _ in source.files()] == ["flake.nix", "nix/lib/default.nix", "python/kernel_builder/__init__.py"]
+    planted = root / "nix" / "lib" / "token.nix"
+    if kind == "link-out":
+        planted.symlink_to(_secret(tmp_path))
+        fragment = "outside kernel-builder's source directory"
+    else:
+        os.mkfifo(planted)
+        fragment = "is a FIFO (named pipe)"
+    with pytest.raises(ConfigError) as caught:
+        source.files()
+    assert str(caught.value).startswith(f"{planted} ") and fragment in str(caught.value)
