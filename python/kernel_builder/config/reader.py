@@ -167,7 +167,7 @@ def _source_path(kind: str) -> Reader:
     that kind and stay inside the root after symlinks are resolved. Builds copy and hash
     what these name, so a path outside the kernel reads (or writes) outside it.
     """
-    hint = "src lists files and include lists directories, relative to the directory of build.toml"
+    hint = "build.toml names files and directories relative to its own directory"
 
     def read(ctx: _Ctx, value: Any, path: Path) -> Any:
         if not isinstance(value, str):
@@ -582,6 +582,16 @@ def _read_tag(ctx: _Ctx, value: dict[str, Any], path: Path) -> Language | None:
     return Language.cpp_for(backend)
 
 
+def _tileiras_minver(value: dict[str, Any]) -> Version | None:
+    """The component's ``tileiras-minver`` when it is a well-formed version (a malformed one
+    is reported by the table reader), read apart so that its minimum is checked even when
+    another key of the table is wrong."""
+    try:
+        return _major_minor(value["tileiras-minver"])
+    except (KeyError, ValueError, AttributeError, TypeError):
+        return None
+
+
 def read_kernel(ctx: _Ctx, value: Any, path: Path) -> Any:
     tag = "language" if ctx.options.edition >= 6 else "backend"
     if not isinstance(value, dict):
@@ -596,7 +606,7 @@ def read_kernel(ctx: _Ctx, value: Any, path: Path) -> Any:
             f"a Rust component ({language.value}) needs the [tvm-ffi] framework; this file has [{ctx.framework}]",
         )
         ok = False
-    minver = kwargs.get("tileiras_minver") if kwargs is not INVALID else None
+    minver = _tileiras_minver(value) if language is Language.RUST_CUTILE else None
     if minver is not None and minver < RUST_MIN_TILEIRAS:
         ctx.problems.add(
             path + ("tileiras-minver",),
