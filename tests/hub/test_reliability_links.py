@@ -154,3 +154,29 @@ def test_upload_refuses_a_benchmark_or_card_that_is_not_the_kernels_own_file(hub
         assert done.returncode == 8, (command, done.stderr)
         assert f"{planted} {fragment}" in done.stderr and "Traceback" not in done.stderr, (command, done.stderr)
     assert hub_server.requests == []
+
+
+@pytest.mark.parametrize("kind", ["fifo", "loop"])
+def test_the_loader_reports_an_unreadable_variant_as_a_load_error(tmp_path: Path, kind: str) -> None:
+    """``validate_digest`` (the loader's check) turns the file-set refusal into a violation, so
+    `get_local_kernel` raises its ``IntegrityError`` (a ``LoadError``), not a ``CheckError``
+    that callers catching ``LoadError`` would not expect; and nothing blocks on a FIFO."""
+    root = make_kernel(tmp_path / "relu", backends=("cpu",))
+    variant = root / "build" / "torch-cpu"
+    if kind == "fifo":
+        os.mkfifo(variant / "pipe.py")
+        fragment = f"{variant / 'pipe.py'} is a FIFO (named pipe), expected a regular file or a directory"
+    else:
+        (variant / "loop").symlink_to(".")
+        fragment = f"{variant / 'loop'} is a symlink to ., a directory above it (a symlink loop)"
+    meta = digest.Digest.from_json(json.loads((variant / "metadata.json").read_text())["digest"])
+    assert digest.validate_digest(variant, meta) == [fragment]
+    script = (
+        "from kernel_builder import get_local_kernel\nfrom kernel_builder.errors import LoadError\n"
+        "from kernel_builder.variants.system import detect_system\n"
+        f"try:\n    get_local_kernel({str(root / 'build')!r}, system=detect_system(backend='cpu'))\n"
+        "except LoadError as exc:\n    print('LOAD ERROR', exc)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "LOAD ERROR refusing to load" in done.stdout and fragment in done.stdout, done.stdout

@@ -232,9 +232,14 @@ def validate_digest(variant_dir: str | os.PathLike[str], digest: Digest, *, actu
     Expected paths are checked in order ("Missing file: p", "File hash mismatch for p:
     expected: e, got: g"), then files the digest does not know ("Unknown file: p").
     ``actual`` is the directory's digest when the caller already has it (``upload``'s scan).
+    A directory whose files may not be read (a FIFO, a dangling link, a link loop: ``_walk``)
+    is one violation naming the path, so a caller (the loader) reports it as a mismatch.
     """
     if actual is None or actual.algorithm != digest.algorithm:
-        actual = compute_digest(variant_dir, digest.algorithm)
+        try:
+            actual = compute_digest(variant_dir, digest.algorithm)
+        except CheckError as exc:  # a FIFO, a dangling link, a link loop: a violation, not a crash of the caller
+            return [exc.message]
     actual_files = actual.files
     violations: list[str] = []
     for path, expected in digest.files.items():
