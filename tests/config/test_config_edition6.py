@@ -383,3 +383,21 @@ def test_check_config_and_list_variants_on_an_edition_6_twin(tmp_path: Path) -> 
     five = run("list-variants", "--system", "all", "--json", str(REPO / "examples" / "relu"))
     assert six.returncode == 0 and five.returncode == 0, six.stderr + five.stderr
     assert json.loads(six.stdout) == json.loads(five.stdout)
+
+
+def test_the_docs_have_an_edition_6_example_per_language_that_the_reference_reads() -> None:
+    import re
+    import tomllib
+
+    page = (REPO / "docs" / "build-toml.md").read_text()
+    blocks = re.findall(r"```toml\n(.*?)```", page, flags=re.S)
+    languages = set()
+    for block in blocks:
+        ref = reference(block)
+        assert ref.ok, ref.error
+        parsed = parse(block)
+        assert parsed.edition == 6 and not parsed.warnings
+        languages |= {k["language"] for k in tomllib.loads(block).get("kernel", {}).values()}
+    assert languages == {lang.value for lang in Language}
+    for key in ("build-layout", "cargo-manifest", "tileiras-minver", "[mlx-noarch]", "What changed from edition 5 to edition 6"):
+        assert key in page
