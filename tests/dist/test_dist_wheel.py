@@ -2,7 +2,8 @@
 
 Builds the wheel with ``pip wheel ./python``, installs it (not editable) into a fresh venv
 without system site-packages, and from a directory outside the checkout validates, lists,
-builds with ``--local`` and builds through Nix (pinned toolchain) a copy of examples/relu.
+builds with ``--local`` and builds through Nix (pinned toolchain) a copy of examples/relu;
+after each build the installed package loads the variant it built and runs its op.
 """
 
 from __future__ import annotations
@@ -28,6 +29,25 @@ def run(argv: list[str], *, cwd: Path, env: dict[str, str] | None = None, timeou
     if done.returncode != 0:
         raise AssertionError(f"{' '.join(map(str, argv))} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-6000:]}")
     return done
+
+
+LOAD = """
+import sys
+import torch
+from kernel_builder import get_local_kernel
+
+relu = get_local_kernel(sys.argv[1])
+x = torch.randn(1024)
+assert torch.equal(relu.relu(x), torch.relu(x)), "the built op does not compute relu"
+print(relu.__file__)
+"""
+
+
+def _loads_and_runs(installed: Path, variant: Path, *, cwd: Path, env: dict[str, str]) -> None:
+    """The installed wheel's loader imports the variant just built, checking its digest, and
+    its op computes relu."""
+    done = run([str(installed / "python"), "-c", LOAD, str(variant)], cwd=cwd, env=env)
+    assert Path(done.stdout.strip().splitlines()[-1]).parent == variant, done.stdout
 
 
 @pytest.fixture(scope="module")
@@ -83,10 +103,12 @@ def test_validate_list_and_build_outside_the_checkout(installed: Path, tmp_path:
 
     run([cli, "build", "--local", "--variant", CPU213, "relu"], cwd=work, env=env)
     local_meta = json.loads((kernel / "build" / CPU213 / "metadata.json").read_text())
+    _loads_and_runs(installed, kernel / "build" / CPU213, cwd=work, env=env)
     shutil.rmtree(kernel / "build")
 
     run([cli, "build", "--variant", CPU213, "relu"], cwd=work, env=env)
     nix_meta = json.loads((kernel / "build" / CPU213 / "metadata.json").read_text())
+    _loads_and_runs(installed, kernel / "build" / CPU213, cwd=work, env=env)
     for meta in (local_meta, nix_meta):
         assert (meta["name"], meta["backend"]) == ("relu", {"type": "cpu"})
         files = sorted(meta["digest"]["files"])
