@@ -31,6 +31,7 @@ commit landed, so a rerun always completes with the missing commits only.
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 import sys
 from pathlib import Path
@@ -284,8 +285,9 @@ def _publish_new_branch(
     most a staging branch (deleted here, or by the next upload of this branch), never a
     version branch that is a copy of ``main`` without build/.
     """
+    leftover = re.compile(rf"{re.escape(STAGING_PREFIX + plan.branch)}-[0-9a-f]{{8}}")  # not branch v1-x's
     for name in refs:
-        if name.startswith(f"{STAGING_PREFIX}{plan.branch}-"):
+        if leftover.fullmatch(name):
             log.info("Removing %s, left by an earlier upload that was stopped", name)
             _rollback_branch(api, repo_id, repo_type, name)
     staging = f"{STAGING_PREFIX}{plan.branch}-{secrets.token_hex(4)}"
