@@ -60,7 +60,7 @@ def _bad_json(root: Path) -> str:
 
 
 def _uncovered_symlinked_dir(root: Path) -> str:
-    inside = root / "build" / "torch-cpu" / "sub"  # a link out of the variant: tests/hub/test_reliability_links.py
+    inside = root / "build" / "torch-cpu" / "sub"  # a link out of the variant: tests/hub/test_reliability_tree_links.py
     inside.mkdir()
     (inside / "payload.py").write_text("EVIL = 1\n")
     (root / "build" / "torch-cpu" / "extra").symlink_to("sub")
