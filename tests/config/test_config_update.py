@@ -87,7 +87,7 @@ def test_v5_becomes_6_in_place(tmp_path: Path) -> None:
     d = kernel_dir(tmp_path, text)
     done = run("update-build", str(d))
     assert done.returncode == 0, done.stderr
-    assert "edition 5 -> 6" in done.stderr
+    assert 'edition 5 -> 6; [kernel.relu] backend -> language = "cpp-cuda"' in done.stderr
     new = (d / "build.toml").read_text()
     assert new == text.replace("edition   =   5", "edition   =   6").replace('backend = "cuda"', 'language = "cpp-cuda"')
     assert parse(new).edition == 6 and parse(new).build == parse(text).build
@@ -109,7 +109,7 @@ def test_check_and_diff_do_not_write(tmp_path: Path) -> None:
     d = kernel_dir(tmp_path, V4)
     check = run("update-build", "--check", str(d))
     assert check.returncode == 1 and check.stdout == ""
-    assert "needs an update (edition 4 -> 6)" in check.stderr
+    assert 'needs an update (edition 4 -> 6; [kernel.relu] backend -> language = "cpp-cuda")' in check.stderr
     diff = run("update-build", "--diff", str(d))
     assert diff.returncode == 0
     assert diff.stdout.splitlines()[:2] == ["--- a/build.toml", "+++ b/build.toml"]

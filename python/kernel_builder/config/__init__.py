@@ -1,8 +1,8 @@
 """build.toml: the model, the edition readers, validation errors and update-build.
 
-``load(path)`` and ``loads(text)`` return a ``Build`` (editions 5 and 4; v3 must be
+``load(path)`` and ``loads(text)`` return a ``Build`` (editions 6, 5 and 4; v3 must be
 migrated with ``kernel-builder update-build``) or raise ``ConfigError`` listing every
-problem of the file; ``dumps(build)`` writes edition-5 TOML.
+problem of the file; ``dumps(build)`` writes edition-6 TOML.
 
 The names are imported on first use: modules that only need the model (metadata, the
 loader) must not pay for the readers, cattrs and tomlkit.

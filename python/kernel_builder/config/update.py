@@ -42,10 +42,13 @@ class Update:
     from_edition: int
     #: ``[torch-noarch]`` keys renamed to the spelling the reference reads (``old -> new``).
     renamed: tuple[str, ...] = ()
+    #: components whose ``backend`` became a ``language``: (name, language).
+    languages: tuple[tuple[str, str], ...] = ()
 
     def describe(self) -> str:
         """What the update does, for one log line."""
         changes = [f"edition {self.from_edition} -> {CURRENT_EDITION}"] if self.from_edition != CURRENT_EDITION else []
+        changes += [f'[kernel.{name}] backend -> language = "{language}"' for name, language in self.languages]
         changes += [f"[torch-noarch] {r}" for r in self.renamed]
         return "; ".join(changes)
 
@@ -248,4 +251,12 @@ def plan_update(kernel_dir: str | os.PathLike[str]) -> Update:
     file = build_toml_path(kernel_dir)
     old = read_text(file, hint="pass a kernel directory that has a build.toml")
     new, edition = migrate_text(old, path=str(file))
-    return Update(file, old, new, edition, snake_noarch_keys(old)[1])
+    languages = ()
+    if edition != CURRENT_EDITION:
+        kernels = tomllib.loads(old).get("kernel") or {}
+        languages = tuple(
+            (name, Language.cpp_for(Backend(table["backend"])).value)
+            for name, table in kernels.items()
+            if isinstance(table, dict) and "backend" in table
+        )
+    return Update(file, old, new, edition, snake_noarch_keys(old)[1], languages)
