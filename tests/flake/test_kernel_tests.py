@@ -273,6 +273,18 @@ def test_a_bad_k_is_a_usage_error(relu: Path, env: dict[str, str]) -> None:
     assert "pytest refused -k 'and or ('" in done.stderr and "Wrong expression passed to '-k'" in done.stderr
 
 
+def test_pytest_options_of_the_kernel_that_pytest_refuses_are_a_configuration_error(relu: Path, env: dict[str, str]) -> None:
+    ini = relu / "tests" / "pytest.ini"
+    ini.write_text("[pytest]\naddopts = --no-such-option\n")
+    try:
+        done = kernel_builder("test", str(relu), "--variant", CPU213, env=env, check=False)
+    finally:
+        ini.unlink()
+    assert done.returncode == 3, done.stderr[-3000:]
+    assert f"pytest refused to run the tests of {CPU213}: unrecognized arguments: --no-such-option" in done.stderr
+    assert "tests/pytest.ini" in done.stderr
+
+
 def test_a_tests_directory_without_tests_is_refused_before_nix(tmp_path: Path, env: dict[str, str]) -> None:
     kernel = copy_kernel("relu", tmp_path / "relu", git=False)
     for module in (kernel / "tests").glob("*.py"):

@@ -156,6 +156,16 @@ def junit_counts(path: Path) -> dict[str, int] | None:
     return counts
 
 
+def usage_error(log: str) -> str:
+    """pytest's reason for refusing its arguments: its ``ERROR:`` line, or argparse's
+    ``error:`` line after a usage line, with the ini file that added the options."""
+    lines = log.splitlines()
+    errors = [line.removeprefix("ERROR:").strip() for line in lines if line.startswith("ERROR:") and not line.startswith("ERROR: usage:")]
+    errors += [line.split(": error: ", 1)[1] for line in lines if ": error: " in line]
+    ini = next((line.strip() for line in lines if line.strip().startswith("inifile:")), "")
+    return "; ".join(errors[:1] + ([ini] if ini and "None" not in ini else [])) or "pytest refused its arguments"
+
+
 def judge(code: int, killed: str | None, progress: Progress, junit: Path, log_head: bytes) -> dict[str, object]:
     """The outcome record of a finished run (see the module docstring)."""
     running = progress.running
@@ -166,8 +176,7 @@ def judge(code: int, killed: str | None, progress: Progress, junit: Path, log_he
         name = signal.Signals(-code).name if -code in signal.Signals._value2member_map_ else f"signal {-code}"
         return {"status": "crashed", "test": running, "message": f"the test process was killed by {name} {where}"}
     if code == 4:
-        first = next((line for line in log_head.decode(errors="replace").splitlines() if line.startswith("ERROR:")), "")
-        return {"status": "usage-error", "test": None, "message": first.removeprefix("ERROR:").strip() or "pytest refused its arguments"}
+        return {"status": "usage-error", "test": None, "message": usage_error(log_head.decode(errors="replace"))}
     counts = junit_counts(junit)
     if counts is None:
         return {"status": "crashed", "test": running,

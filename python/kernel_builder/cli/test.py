@@ -98,8 +98,11 @@ def test(
 
     outcomes = kernel_tests.run_kernel_tests(flake, selected, options, on_event=on_event, fetch_progress=output.progress_bar("fetch"))
     refused = [o for o in outcomes if o.status == "usage-error"]
-    if refused:
-        raise click.UsageError(f"pytest refused {'-k ' + repr(select) if select else 'its arguments'}: {refused[0].message}")
+    if refused and select and "-k" in refused[0].message:
+        raise click.UsageError(f"pytest refused -k {select!r}: {refused[0].message}")
+    if refused:  # not this command line: the kernel's own pytest configuration
+        raise ConfigError(f"pytest refused to run the tests of {refused[0].variant}: {refused[0].message}",
+                          hint=f"check the pytest options in the kernel's tests/ (conftest.py, pytest.ini); full output: {refused[0].log}")
     for outcome in outcomes:
         mark = "ok" if outcome.ok else outcome.status.upper() if outcome.status != "failed" else "FAILED"
         output.note(f"{outcome.variant}: {outcome.summary or f'pytest exit {outcome.exit_code}'} [{mark}]")
