@@ -39,17 +39,20 @@ def test_info_local_text_and_json(tree: Path) -> None:
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == [
         f"Path: {tree}",
+        "Variant: torch-cpu",
         "Name: relu-cli",
         "Version: 3",
         "Minimum kernels version: -",
         "License: Apache-2.0",
         "Upstream: https://github.com/example/relu",
         "Source: -",
+        "Kernel dependencies: -",
         "Python dependencies: -",
         "Backends: cpu, cuda",
     ]
     data = json.loads(kb("info", str(tree), "--json").stdout)
-    assert list(data) == ["path", "name", "version", "kernels_minver", "license", "upstream", "source", "python_depends", "backends"]
+    assert list(data) == ["name", "version", "kernels_minver", "license", "upstream", "source", "python_depends", "backends",
+                          "variant", "kernel_depends", "path"]
     assert data["backends"] == ["cpu", "cuda"] and data["source"] is None
 
 
@@ -76,6 +79,32 @@ def test_info_local_matches_reference(tree: Path, minver: str | None) -> None:
     assert kb("info", str(tree)).stdout == _reference_info(str(tree)).stdout
 
 
+def test_info_dependencies_match_reference(hub_server, tmp_path: Path) -> None:
+    """Kernel dependencies (from the Hub) are followed transitively; their Python
+    dependencies join the kernel's. Text, JSON and --dep-tree as the reference prints them."""
+    from kernel_builder.tree.layout import hash_tree
+
+    def kernel(name: str, depends: list[str], python: tuple[str, ...]) -> Path:
+        root = tmp_path / name
+        vdir = write_variant(root / "build", "torch-cpu", name=name, python_depends=python, digest=False)
+        meta = json.loads((vdir / "metadata.json").read_text())
+        meta["kernel-depends"] = [{"repo-id": f"acme/{d}", "version": 1} for d in depends]
+        (vdir / "metadata.json").write_text(json.dumps(meta))
+        hash_tree(root)
+        return root
+
+    publish(hub_server, "acme/leaf-k", kernel("leaf-k", [], ("einops",)) / "build", version=1)
+    publish(hub_server, "acme/mid-k", kernel("mid-k", ["leaf-k"], ()) / "build", version=1)
+    top = kernel("top-k", ["mid-k", "leaf-k"], ("numpy",))
+    theirs = json.loads(_reference_info(str(top), "--json", "--dep-tree").stdout)
+    ours = json.loads(kb("info", str(top), "--json", "--dep-tree").stdout)
+    assert ours == theirs
+    assert ours["kernel_depends"] == ["acme/leaf-k", "acme/mid-k"] and ours["python_depends"] == ["einops", "numpy"]
+    assert ours["dependency_tree"] == {"acme/leaf-k": {}, "acme/mid-k": {"acme/leaf-k": {}}}
+    for args in (("--dep-tree",), ()):
+        assert kb("info", str(top), *args).stdout == _reference_info(str(top), *args).stdout
+
+
 def test_info_local_errors(tmp_path: Path, tree: Path) -> None:
     out = kb("info", str(tree), "--revision", "main")
     assert out.returncode == 7 and "cannot be used with a local path" in out.stderr
@@ -91,13 +120,13 @@ def test_info_hub(hub_server, tree: Path) -> None:
     out = kb("info", REPO)
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
-    assert lines[:3] == [f"Repository: {REPO}", "Revision: v3", "Name: relu-cli"]
+    assert lines[:4] == [f"Repository: {REPO}", "Revision: v3", "Variant: torch-cpu", "Name: relu-cli"]
     assert [line.split(":")[0] for line in lines] == [
-        "Repository", "Revision", "Name", "Version", "Minimum kernels version", "License", "Upstream", "Source",
-        "Python dependencies", "Backends",
+        "Repository", "Revision", "Variant", "Name", "Version", "Minimum kernels version", "License", "Upstream", "Source",
+        "Kernel dependencies", "Python dependencies", "Backends",
     ]
     data = json.loads(kb("info", REPO, "--version", "3", "--json").stdout)
-    assert list(data)[:2] == ["repo_id", "revision"] and data["revision"] == "v3" and data["version"] == 3
+    assert list(data)[-2:] == ["repo_id", "revision"] and data["revision"] == "v3" and data["version"] == 3
     data = json.loads(kb("info", REPO, "--revision", "main", "--json").stdout)
     assert data["revision"] == "main" and data["backends"] == ["cpu", "cuda"]
     out = kb("info", REPO, "--version", "9")
@@ -111,15 +140,15 @@ def test_info_hub_without_versions_reads_main(hub_server, tree: Path) -> None:
     hub_server.commit_files("acme/unversioned-info", tree_files(tree / "build", "build/"))
     data = json.loads(kb("info", "acme/unversioned-info", "--json").stdout)
     assert list(data) == [
-        "repo_id", "revision", "name", "version", "kernels_minver", "license", "upstream", "source",
-        "python_depends", "backends",
+        "name", "version", "kernels_minver", "license", "upstream", "source", "python_depends", "backends",
+        "variant", "kernel_depends", "repo_id", "revision",
     ]
     assert (data["repo_id"], data["revision"], data["name"]) == ("acme/unversioned-info", "main", "relu-cli")
     out = kb("info", "acme/unversioned-info")
     assert out.returncode == 0, out.stderr
-    assert out.stdout.splitlines()[:2] == ["Repository: acme/unversioned-info", "Revision: main"]
-    # info names backends, never variants (that is `versions`' job)
-    assert "torch29-cxx11-cu126-x86_64-linux" not in out.stdout and "torch-cpu" not in out.stdout
+    assert out.stdout.splitlines()[:3] == ["Repository: acme/unversioned-info", "Revision: main", "Variant: torch-cpu"]
+    # info names the variant this machine loads, not the others (that is `versions`' job)
+    assert "torch29-cxx11-cu126-x86_64-linux" not in out.stdout
 
 
 def test_versions(hub_server, tmp_path: Path) -> None:
@@ -159,7 +188,7 @@ def test_lock_download_then_load_offline(hub_server, tmp_path: Path) -> None:
     # The reference reads our lock file.
     from kernels._rust import KernelLocks
 
-    assert [lock.commit for _, lock in KernelLocks.from_json(text).items()] == [commit]
+    assert [str(lock.commit) for _, lock in KernelLocks.from_json(text).items()] == [commit]  # 0.19.1: Oid values
 
     out = kb("download", str(project))
     assert out.returncode == 0, out.stderr

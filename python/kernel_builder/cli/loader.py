@@ -25,21 +25,25 @@ def _dash(value: object) -> str:
 @click.option("--revision", default=None, help="Hub branch, tag or commit (not with a local path).")
 @click.option("--version", "version", type=int, default=None, help="Kernel version N: the Hub branch vN.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON object instead of text.")
-def info(kernel: str, revision: str | None, version: int | None, as_json: bool) -> None:
-    """Show a kernel's metadata: name, version, minimum kernels version, license, sources, dependencies, backends.
+@click.option("--dep-tree", is_flag=True, help="Show the kernel dependencies as a tree (JSON: dependency_tree).")
+def info(kernel: str, revision: str | None, version: int | None, as_json: bool, dep_tree: bool) -> None:
+    """Show a kernel as this machine would load it: the variant, its metadata, its dependencies, all backends.
 
     REPO_OR_PATH is a Hub repo id (ORG/NAME) or a local directory holding build/. Without
     --version or --revision a Hub repo is shown at its highest vN branch (main if none).
-    Variants are not listed here; `kernel-builder versions REPO` does that.
+    The metadata is that of the variant this machine would load; Kernel dependencies are
+    followed transitively (their Python dependencies are listed with the kernel's). Other
+    variants are not listed here; `kernel-builder versions REPO` does that.
 
     \b
     Example:
       kernel-builder info kernels-community/relu --version 1
       kernel-builder info ./relu --json
+      kernel-builder info ./relu --dep-tree
     """
     from kernel_builder.loader.info import kernel_info  # lazy: the loader is for a lookup, not for `info --help`
 
-    data = kernel_info(kernel, revision=revision, version=version).to_json()
+    data = kernel_info(kernel, revision=revision, version=version).to_json(dep_tree=dep_tree)
     if as_json:
         output.result_json(data)
         return
@@ -48,6 +52,7 @@ def info(kernel: str, revision: str | None, version: int | None, as_json: bool) 
     else:
         output.result(f"Repository: {data['repo_id']}")
         output.result(f"Revision: {data['revision']}")
+    output.result(f"Variant: {data['variant']}")
     for label, key in (
         ("Name", "name"),
         ("Version", "version"),
@@ -57,8 +62,25 @@ def info(kernel: str, revision: str | None, version: int | None, as_json: bool) 
         ("Source", "source"),
     ):
         output.result(f"{label}: {_dash(data[key])}")
+    if dep_tree:
+        output.result("Kernel dependencies:")
+        output.result(data.get("repo_id") or data["path"])
+        for line in _tree_lines(data["dependency_tree"]):
+            output.result(line)
+    else:
+        output.result(f"Kernel dependencies: {', '.join(data['kernel_depends']) or '-'}")
     output.result(f"Python dependencies: {', '.join(data['python_depends'] or []) or '-'}")
     output.result(f"Backends: {', '.join(data['backends']) or '-'}")
+
+
+def _tree_lines(tree: dict, prefix: str = "") -> list[str]:
+    """``|-- a`` / ``\`-- b`` lines, children indented under their parent."""
+    lines = []
+    for index, (repo_id, below) in enumerate(tree.items()):
+        last = index == len(tree) - 1
+        lines.append(f"{prefix}{'`-- ' if last else '|-- '}{repo_id}")
+        lines.extend(_tree_lines(below, prefix + ("    " if last else "|   ")))
+    return lines
 
 
 @click.command("versions")
