@@ -34,6 +34,9 @@ class _Full:
         _LEFT[0] -= len(data)
         return self._f.write(data)
 
+    def fileno(self):  # no descriptor: shutil would copy with sendfile, past write()
+        raise io.UnsupportedOperation("fileno")
+
     def __getattr__(self, name):
         return getattr(self._f, name)
 
