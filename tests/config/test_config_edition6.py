@@ -401,3 +401,23 @@ def test_the_docs_have_an_edition_6_example_per_language_that_the_reference_read
     assert languages == {lang.value for lang in Language}
     for key in ("build-layout", "cargo-manifest", "tileiras-minver", "[mlx-noarch]", "What changed from edition 5 to edition 6"):
         assert key in page
+
+
+@pytest.mark.parametrize(
+    "kernels, expected",
+    [
+        ('[kernel.k]\nbackend = "cuda"  # GPU\nsrc = []\ndepends = []\n', '[kernel.k]\nlanguage = "cpp-cuda"  # GPU\nsrc = []\ndepends = []\n'),
+        ("[kernel.k]\n\"backend\"='cpu'\nsrc = []\ndepends = []\n", "[kernel.k]\n\"language\"=\"cpp-cpu\"\nsrc = []\ndepends = []\n"),
+        ('[kernel]\nk = { backend = "cuda", src = [], depends = [] }\n', '[kernel]\nk = { language = "cpp-cuda", src = [], depends = [] }\n'),
+        ('[kernel]\nk.backend = "cpu"\nk.src = []\nk.depends = []\n', '[kernel]\nk.language = "cpp-cpu"\nk.src = []\nk.depends = []\n'),
+        ('[kernel.a]\nbackend = "cpu"\nsrc = []\ndepends = []\n[kernel.b]\nsrc = []\nbackend = "rocm"\ndepends = []\n',
+         '[kernel.a]\nlanguage = "cpp-cpu"\nsrc = []\ndepends = []\n[kernel.b]\nsrc = []\nlanguage = "cpp-rocm"\ndepends = []\n'),
+    ],
+    ids=["comment", "quoted-key", "inline-table", "dotted-keys", "two-components"],
+)
+def test_update_build_renames_backend_in_every_shape(kernels: str, expected: str) -> None:
+    head = HEAD.replace("edition = 6", "edition = 5").replace('["cpu", "cuda"]', '["cpu", "cuda", "rocm"]') + "[torch]\n"
+    new, edition = migrate_text(head + kernels)
+    assert edition == 5
+    assert new == head.replace("edition = 5", "edition = 6") + expected
+    assert parse(new).build == parse(head + kernels).build and reference(new).ok

@@ -15,6 +15,7 @@ import difflib
 import os
 import re
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -168,14 +169,21 @@ def snake_noarch_keys(text: str) -> tuple[str, tuple[str, ...]]:
 _STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"|\'[^\'\n]*\'')
 
 
-def _replace_at(lines: list[str], location: tuple[int, int], pattern: re.Pattern[str] | str, new: str) -> None:
-    """Replace what ``pattern`` matches at ``location`` (1-based line:column) with ``new``."""
+def _replace_at(lines: list[str], location: tuple[int, int], pattern: re.Pattern[str] | str, new: str | Callable[[str], str]) -> None:
+    """Replace what ``pattern`` matches at ``location`` (1-based line:column) with ``new``
+    (or with ``new(matched text)``)."""
     line_no, column = location
     line = lines[line_no - 1]
     match = re.compile(pattern).match(line, column - 1)
     if match is None:
         raise _CannotEdit
-    lines[line_no - 1] = line[: match.start()] + new + line[match.end() :]
+    replacement = new(match.group(0)) if callable(new) else new
+    lines[line_no - 1] = line[: match.start()] + replacement + line[match.end() :]
+
+
+def _as_language_key(key: str) -> str:
+    """``backend`` as ``language``, quoted as it was."""
+    return key.replace("backend", "language")
 
 
 def languages_for_backends(text: str) -> str:
@@ -196,7 +204,7 @@ def languages_for_backends(text: str) -> str:
         if key is None or value is None:
             raise _CannotEdit
         language = Language.cpp_for(Backend(table["backend"])).value
-        edits += [(value, _STRING, f'"{language}"'), (key, r'"backend"|\'backend\'|backend', "language")]
+        edits += [(value, _STRING, f'"{language}"'), (key, r'"backend"|\'backend\'|backend', _as_language_key)]
     for location, pattern, new in sorted(edits, key=lambda e: e[0], reverse=True):
         _replace_at(lines, location, pattern, new)
     return "".join(lines)
