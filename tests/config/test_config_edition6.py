@@ -421,3 +421,11 @@ def test_update_build_renames_backend_in_every_shape(kernels: str, expected: str
     assert edition == 5
     assert new == head.replace("edition = 5", "edition = 6") + expected
     assert parse(new).build == parse(head + kernels).build and reference(new).ok
+
+
+def test_a_component_whose_backend_is_not_listed_warns_at_its_language() -> None:
+    text = HEAD.replace('["cpu", "cuda"]', '["cpu"]') + '[tvm-ffi]\n[kernel.k]\nlanguage = "rust-cuda-oxide"\nsrc = []\ncargo-manifest = "C.toml"\n'
+    assert [str(w) for w in parse(text).warnings] == [
+        "build.toml:9:12: kernel.k.language: backend cuda (of rust-cuda-oxide) is not in general.backends (cpu); "
+        "this component will not be built"
+    ]

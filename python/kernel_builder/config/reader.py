@@ -667,12 +667,13 @@ def read_build(doc: dict[str, Any], options: ReadOptions, problems: Problems, wa
     if problems or INVALID in (general, framework, kernels):
         return None
     build = Build(general=general, framework=framework, kernels=kernels)
-    _warn(build, warnings)
+    _warn(build, warnings, "language" if options.edition >= 6 else "backend")
     return build
 
 
-def _warn(build: Build, warnings: Problems) -> None:
-    """Legal but suspicious settings: reported, never fatal."""
+def _warn(build: Build, warnings: Problems, tag: str) -> None:
+    """Legal but suspicious settings: reported, never fatal. ``tag`` is the key that names a
+    component's backend (``language`` in edition 6)."""
     backends = build.general.backends
     if not backends:
         warnings.add(("general", "backends"), "no backends listed: nothing will be built")
@@ -685,7 +686,8 @@ def _warn(build: Build, warnings: Problems) -> None:
         if kernel.backend not in seen:
             listed = ", ".join(b.value for b in backends) or "none"
             warnings.add(
-                ("kernel", name, "backend"),
-                f"backend {kernel.backend.value} is not in general.backends ({listed}); this component will not be built",
+                ("kernel", name, tag),
+                f"backend {kernel.backend.value}{f' (of {kernel.language.value})' if tag == 'language' else ''} is not in "
+                f"general.backends ({listed}); this component will not be built",
             )
 
