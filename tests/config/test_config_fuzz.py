@@ -62,13 +62,15 @@ scalars = st.one_of(
     st.integers(-(2**70), 2**70).filter(lambda i: -(2**63) <= i < 2**63),
     st.floats(allow_nan=False),
     st.text(max_size=20),
-    st.sampled_from(["cpu", "cuda", "torch", "2.12", "5", "relu_cpu/relu_cpu.cpp", "..", "/etc/passwd", "../x"]),
+    st.sampled_from(["cpu", "cuda", "torch", "2.12", "5", "6", "relu_cpu/relu_cpu.cpp", "..", "/etc/passwd", "../x",
+                     "cpp-cuda", "rust-cpu", "rust-cutile", "13.2", "zip", "crate/Cargo.toml"]),
 )
 keys = st.one_of(
     st.sampled_from(
         ["general", "name", "version", "edition", "license", "backends", "torch", "torch-noarch", "tvm-ffi", "kernel",
          "src", "include", "depends", "backend", "hub", "repo-id", "branch", "cuda", "stable-abi", "minver", "maxver",
-         "python-depends", "kernel-depends", "cuda-capabilities", "pyext", "cxx-flags"]
+         "python-depends", "kernel-depends", "cuda-capabilities", "pyext", "cxx-flags", "language", "cargo-manifest",
+         "tileiras-minver", "build-layout", "mlx-noarch", "universal"]
     ),
     st.text(min_size=1, max_size=8),
 )
@@ -111,6 +113,47 @@ def test_relu_with_one_value_replaced(tmp_path: Path, path: tuple, value: object
     for rel in ("torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h", "relu_cpu/relu_cpu.cpp", "relu_cuda/relu.cu"):
         (kernel / rel).parent.mkdir(parents=True, exist_ok=True)
         (kernel / rel).touch()
+    read_every_way(kernel)
+
+
+RUST6 = """\
+[general]
+name = "relu-rust"
+version = 1
+edition = 6
+license = "Apache-2.0"
+backends = ["cpu", "cuda"]
+build-layout = "zip"
+
+[tvm-ffi]
+
+[kernel.rs]
+language = "rust-cpu"
+src = ["crate/src"]
+cargo-manifest = "crate/Cargo.toml"
+
+[kernel.tile]
+language = "rust-cutile"
+src = ["crate/src"]
+cargo-manifest = "crate/Cargo.toml"
+tileiras-minver = "13.2"
+"""
+RUST6_PATHS = _paths(tomllib.loads(RUST6))
+
+
+@FUZZ
+@given(path=st.sampled_from(RUST6_PATHS), value=values, extra=st.none() | st.tuples(keys, values))
+def test_edition_6_rust_with_one_value_replaced(tmp_path: Path, path: tuple, value: object, extra: tuple | None) -> None:
+    doc = tomllib.loads(RUST6)
+    parent = doc
+    for part in path[:-1]:
+        parent = parent[part]
+    parent[path[-1]] = value
+    if extra is not None and isinstance(parent, dict):
+        parent[extra[0]] = extra[1]
+    kernel = kernel_with(tmp_path, tomlkit.dumps(doc).encode())
+    (kernel / "crate" / "src").mkdir(parents=True, exist_ok=True)
+    (kernel / "crate" / "Cargo.toml").touch()
     read_every_way(kernel)
 
 
