@@ -429,3 +429,11 @@ def test_a_component_whose_backend_is_not_listed_warns_at_its_language() -> None
         "build.toml:9:12: kernel.k.language: backend cuda (of rust-cuda-oxide) is not in general.backends (cpu); "
         "this component will not be built"
     ]
+
+
+@pytest.mark.parametrize("written", ["5", "+5", "0x5", "0o5", "0b101", "5  # five"])
+def test_update_build_rewrites_edition_5_however_it_is_written(written: str) -> None:
+    text = HEAD.replace("edition = 6", f"edition = {written}") + "[torch]\n"
+    new, edition = migrate_text(text)
+    assert edition == 5
+    assert new == HEAD.replace("edition = 6", "edition = 6" + ("  # five" if "#" in written else "")) + "[torch]\n"

@@ -216,7 +216,7 @@ def _set_edition(text: str) -> str:
     if where is None:
         raise _CannotEdit
     lines = text.splitlines(keepends=True)
-    _replace_at(lines, where, r"[0-9_+]+", str(CURRENT_EDITION))
+    _replace_at(lines, where, r"\+?[0-9A-Za-z_]+", str(CURRENT_EDITION))  # 5, +5, 0x5, 0o5, 0b101
     return "".join(lines)
 
 
