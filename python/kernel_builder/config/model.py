@@ -46,6 +46,7 @@ __all__ = [
     "Build",
     "KERNEL_BACKENDS",
     "CURRENT_EDITION",
+    "KEYED_EDITIONS",
     "validate_kernel_name",
     "validate_branch_name",
 ]
