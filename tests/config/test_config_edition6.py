@@ -437,3 +437,11 @@ def test_update_build_rewrites_edition_5_however_it_is_written(written: str) -> 
     new, edition = migrate_text(text)
     assert edition == 5
     assert new == HEAD.replace("edition = 6", "edition = 6" + ("  # five" if "#" in written else "")) + "[torch]\n"
+
+
+def test_the_docs_language_table_is_the_models() -> None:
+    import re
+
+    page = (REPO / "docs" / "build-toml.md").read_text()
+    rows = dict(re.findall(r"^\| `((?:cpp|rust)-[a-z-]+)` \| ([a-z]+) \|", page, flags=re.M))
+    assert rows == {lang.value: lang.backend.value for lang in Language}
