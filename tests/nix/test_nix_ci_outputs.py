@@ -1,8 +1,8 @@
 """kernels-community's CI (`.github/workflows/build.yaml` in huggingface/kernels-community)
 runs on a kernel flake made by `kernel-builder init` that points at this builder: its
 commands, as it writes them, evaluate the backend outputs for x86_64-linux and
-aarch64-linux, build `backendCi.cpu` and `ci-test`, and the ci-test closure, exported and
-imported into an empty store, runs the kernel's tests with nothing else visible."""
+aarch64-linux, build `backendCi.cpu` and `ci-test`, and the ci-test closure exports and runs
+the kernel's tests with nothing but itself in /nix/store and no environment."""
 
 from __future__ import annotations
 
@@ -31,6 +31,21 @@ EVAL = "nix eval .#{target} --apply builtins.attrNames --json --system {system}"
 BUILD_BACKEND_CI = 'nix build -L ".#backendCi.$BACKEND" && ls -l result/'
 COPY_RESULT = "cp -rL result build && rm result && chmod -R u+w build"
 BUILD_CI_TEST = "nix build -L .#ci-test"
+
+# `sh -c` program: $1 a scratch directory, $2 the closure's store paths, then the command.
+# The real store is bound to $1, a tmpfs hides /nix/store, and each closure path is bound
+# back: the command sees the closure and nothing else of the store (as after
+# `nix-store --import` on another machine, without copying gigabytes here).
+ONLY_CLOSURE = """
+stage=$1; closure=$2; shift 2
+mount --bind /nix/store "$stage" && mount -t tmpfs closure /nix/store || exit 1
+for p in $closure; do
+  n=${p#/nix/store/}
+  if [ -d "$stage/$n" ]; then mkdir "$p"; else : > "$p"; fi
+  mount --bind "$stage/$n" "$p" || exit 1
+done
+exec env -i "$@"
+"""
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +149,17 @@ def test_the_other_upstream_outputs(kernel: tuple[Path, dict[str, str]]) -> None
     assert json.loads(done.stdout) == expected
 
 
+def test_ci_test_of_a_kernel_without_tests_runs_nothing_and_says_so(kernel: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """Upstream's script does nothing without tests/; so does ours, saying so."""
+    path, env = kernel
+    bare = tmp_path / "bare"
+    shutil.copytree(path, bare, ignore=shutil.ignore_patterns(".git", "tests", "build", "result*"))
+    commit_all(bare, init=True)
+    script = _eval(bare, env, "ci-test.script")
+    assert "tests=''" in script and "ci-test: my-kernel has no tests/ directory: nothing to run" in script
+    assert "tests='/nix/store/" in _eval(path, env, "ci-test.script")
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_build_yaml_builds_backend_ci_and_ci_test_runs_from_its_exported_closure(
@@ -148,8 +174,7 @@ def test_build_yaml_builds_backend_ci_and_ci_test_runs_from_its_exported_closure
     assert json.loads((path / "build" / newest_cpu / "metadata.json").read_text())["backend"]["type"] == "cpu"
     assert (path / "build" / "CARD.md").is_file()
 
-    # the build-ci-test job, then the GPU job's import: into an empty store, run with only
-    # that store mounted at /nix/store (a private mount namespace) and an empty environment
+    # the build-ci-test job: the script names only paths of its closure, none of this machine
     _sh(BUILD_CI_TEST, path, env)
     ci_test = Path(os.path.realpath(path / "result"))
     script = (ci_test / "bin" / "ci-test").read_text()
@@ -157,17 +182,21 @@ def test_build_yaml_builds_backend_ci_and_ci_test_runs_from_its_exported_closure
     for mentioned in set(re.findall(r"/nix/store/[a-z0-9]{32}-[A-Za-z0-9+._?-]+", script)):
         assert mentioned in closure, f"ci-test names {mentioned}, which is not in its closure"
     assert not [p for p in re.findall(r"(?<![\w.-])/(?:usr|bin|lib|opt|home|etc|var|work)/\S*", script)], script
-    other = tmp_path / "other"
-    try:
-        _sh(f'nix-store --export $(nix-store -qR "{ci_test}") | nix-store --store {other} --import > /dev/null', path, env)
-        run = ["unshare", "-m", "sh", "-c", f"mount --bind {other}/nix/store /nix/store && exec env -i {ci_test}/bin/ci-test \"$@\"", "ci-test"]
-        done = subprocess.run(run, capture_output=True, text=True, check=False)
-        out = done.stdout + done.stderr
-        assert done.returncode == 0, out[-6000:]
-        # the CUDA variant on a machine without a GPU: the device tests skip and say why
-        assert "1 passed, 3 skipped" in out and "needs a GPU (none here)" in out, out[-6000:]
-        # arguments go to pytest: nothing selected passes, as upstream's script accepts it
-        done = subprocess.run([*run, "-m", "not kernels_ci"], capture_output=True, text=True, check=False)
-        assert done.returncode == 0 and "ci-test: no test selected" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
-    finally:
-        shutil.rmtree(other, ignore_errors=True)
+    # the export (compressed there; its bytes counted here) holds every path's NAR
+    exported = int(_sh(f'nix-store --export $(nix-store -qR "{ci_test}") | wc -c', path, env))
+    assert exported > json.loads(_sh(f"nix path-info --json -S {ci_test}", path, env))[0]["closureSize"]
+    # the GPU job, where only the imported closure is in the store: a private mount namespace
+    # with an empty /nix/store holding just the closure's paths, and an empty environment
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    run = ["unshare", "-m", "sh", "-c", ONLY_CLOSURE, "only-closure", str(stage), " ".join(closure), f"{ci_test}/bin/ci-test"]
+    done = subprocess.run(run, capture_output=True, text=True, check=False)
+    out = done.stdout + done.stderr
+    assert done.returncode == 0, out[-6000:]
+    # the CUDA variant on a machine without a GPU: the device tests skip and say why
+    assert "1 passed, 3 skipped" in out and "needs a GPU (none here)" in out, out[-6000:]
+    # arguments go to pytest: nothing selected passes, as upstream's script accepts it
+    done = subprocess.run([*run, "-m", "not kernels_ci"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "ci-test: no test selected" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]
+    # upstream's `kernels` output: the loader's command
+    assert "verify-signature" in _sh("nix run .#kernels -- --help", path, env)
