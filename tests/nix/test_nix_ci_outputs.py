@@ -195,6 +195,7 @@ def test_build_yaml_builds_backend_ci_and_ci_test_runs_from_its_exported_closure
     assert done.returncode == 0, out[-6000:]
     # the CUDA variant on a machine without a GPU: the device tests skip and say why
     assert "1 passed, 3 skipped" in out and "needs a GPU (none here)" in out, out[-6000:]
+    assert "PytestUnknownMarkWarning" not in out  # ci-test registers kernels_ci
     # arguments go to pytest: nothing selected passes, as upstream's script accepts it
     done = subprocess.run([*run, "-m", "not kernels_ci"], capture_output=True, text=True, check=False)
     assert done.returncode == 0 and "ci-test: no test selected" in done.stdout, done.stdout[-3000:] + done.stderr[-3000:]

@@ -7,7 +7,8 @@
 # As upstream, it runs `pytest -m kernels_ci` (the tests a kernel marks as cheap enough for
 # CI; pytest's exit 5, nothing selected, passes); arguments are passed on to pytest, so
 # `ci-test -m ""` runs every test. It sees the variant as the sandboxed runs do (test-env.nix:
-# `import <name>`, KERNEL_BUILD_DIR, LOCAL_KERNELS) and loads the same GPU plugin: on a
+# `import <name>`, KERNEL_BUILD_DIR, LOCAL_KERNELS) and loads the same GPU plugin (and
+# ci_test_markers.py, which registers the kernels_ci marker): on a
 # machine without the GPU a test needs, that test is skipped with the reason. libcuda comes
 # from the machine (/run/opengl-driver/lib when it exists, as on kernels-community's runners).
 #
@@ -39,6 +40,7 @@ let
     cp -r "$tests" "$work/tests" && chmod -R u+w "$work/tests" || exit 1
     ln -s ${q "${tree}/${variant}"} "$work/import/"${q config.pythonName}
     cp ${q "${./kernel_tests_gpu.py}"} "$work/plugin/kernel_tests_gpu.py" || exit 1
+    cp ${q "${./ci_test_markers.py}"} "$work/plugin/ci_test_markers.py" || exit 1
     export PYTHONPATH="$work/import:$work/plugin"${if site == "" then "" else q ":${site}/site-packages"}
     export PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1 HOME="''${HOME:-$work/home}"
     export KERNEL_BUILD_DIR=${q tree} KERNEL_BUILDER_TEST_VARIANT=${q variant}
@@ -47,7 +49,7 @@ let
     if [ -d /run/opengl-driver/lib ]; then export LD_LIBRARY_PATH=/run/opengl-driver/lib; fi
     cd "$work" || exit 1
     echo "ci-test: testing ${variant} of ${config.name} with ${toolchain.toolchainPython}"
-    ${q toolchain.toolchainPython} -m pytest tests -m kernels_ci -p no:cacheprovider -p kernel_tests_gpu -rfEs "$@"
+    ${q toolchain.toolchainPython} -m pytest tests -m kernels_ci -p no:cacheprovider -p kernel_tests_gpu -p ci_test_markers -rfEs "$@"
     status=$?
     if [ "$status" -eq 5 ]; then
       echo "ci-test: no test selected (upstream's ci-test runs the tests marked @pytest.mark.kernels_ci; pass -m \"\" for all)"
