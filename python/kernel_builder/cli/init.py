@@ -1,9 +1,10 @@
 """``kernel-builder init``: scaffold a kernel that builds and passes its tests as generated.
 
-The kernel name comes from ``--name ORG/REPO`` and becomes the Python package, a Python
-function and a C++ function (``_module_problem``): a name the kernel-name rule refuses, or
-one that is a Python or C++ keyword or a name the generated code itself uses (``torch``,
-``ops``), is refused before anything is written. In a directory that already holds files,
+The kernel name comes from ``--name ORG/REPO`` and becomes the Python package, the Python
+function and the op (``_module_problem``); the C++ function is ``<module>_op``, so no C or
+C++ name collides with it. A name the kernel-name rule refuses, a Python keyword, or a name
+the generated Python itself needs (``torch``, ``ops``, ``name``) is refused before anything
+is written. In a directory that already holds files,
 only the files init wrote are staged (``git add -- FILES``), never the rest
 (``keys/team-1.sec``, ``.env``); the written ``.gitignore`` ignores key and environment files.
 """
@@ -42,30 +43,23 @@ NOARCH_BACKENDS = ("cpu", "cuda", "rocm", "xpu", "metal")
 DEFAULT_BUILDER_URL = "git+https://github.com/huggingface/kernel-builder"
 
 
-# C++ keywords and alternative tokens, `main`, and the lower-case macros the headers define:
-# none can name the scaffold's C++ function.
-_CXX_RESERVED = frozenset(
-    """alignas alignof and and_eq asm auto bitand bitor bool break case catch char char8_t char16_t char32_t class
-    co_await co_return co_yield compl concept const const_cast consteval constexpr constinit continue decltype default
-    delete do double dynamic_cast else enum explicit export extern false float for friend goto if inline int long
-    mutable namespace new noexcept not not_eq nullptr operator or or_eq private protected public register
-    reinterpret_cast requires return short signed sizeof static static_assert static_cast struct switch template this
-    thread_local throw true try typedef typeid typename union unsigned using virtual void volatile wchar_t while xor
-    xor_eq main errno offsetof setjmp va_arg va_copy va_end va_start""".split()
-)
-# Names the generated code uses beside the kernel's own: the torch module and namespace, the
-# op library variable `ops`, the ATen, c10 and std namespaces.
-_SCAFFOLD_NAMES = frozenset({"torch", "ops", "at", "c10", "std"})
+# Names the generated Python cannot use for its function: the modules and objects its
+# __init__.py uses (`torch`, `ops`), and `name`, an attribute of every torch.ops namespace
+# (so `ops.name` is not the op). The C++ side names its function `<module>_op`, so no C or
+# C++ name (a keyword, `time`, glibc's `timezone` or `alloca` macro) can collide with it.
+_PYTHON_TAKEN = {
+    "torch": "the generated __init__.py uses torch",
+    "ops": "the generated __init__.py calls the op through `ops`",
+    "name": "every torch.ops namespace has an attribute `name`, so `ops.name` is not the op",
+}
 
 
 def _module_problem(module: str) -> str | None:
-    """Why ``module`` cannot name the scaffold's package and functions, or ``None``."""
+    """Why ``module`` cannot name the scaffold's package and Python function, or ``None``."""
     if keyword.iskeyword(module):
         return f"`{module}` is a Python keyword"
-    if module in _CXX_RESERVED:
-        return f"`{module}` is reserved in C++"
-    if module in _SCAFFOLD_NAMES:
-        return f"the generated code already uses `{module}` (torch's module and namespace, the op library `ops`, `at`, `c10`, `std`)"
+    if module in _PYTHON_TAKEN:
+        return f"{_PYTHON_TAKEN[module]}"
     return None
 
 
@@ -86,8 +80,8 @@ def kernel_name_for(repo_id: str) -> tuple[str, str]:
     problem = _module_problem(module)
     if problem is not None:
         raise ConfigError(
-            f"--name {repo_id}: the kernel's Python package and its Python and C++ functions would be named `{module}`, "
-            f"but {problem}, so the scaffold would not compile",
+            f"--name {repo_id}: the kernel's Python package and function would be named `{module}`, "
+            f"but {problem}, so the scaffold would not work",
             hint=hint,
         )
     return name, module
