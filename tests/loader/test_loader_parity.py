@@ -199,7 +199,7 @@ def test_rocm_arch_checked_at_load(tmp_path, monkeypatch, rocm_device, gfx, load
             kernel_builder.get_kernel("acme/arch-rocm", version=1, system=system)
 
 
-def test_local_kernel_checks_arch(tmp_path, cuda_device) -> None:
+def test_local_kernel_checks_arch(tmp_path, monkeypatch, cuda_device) -> None:
     """Since kernels 0.19, get_local_kernel checks the declared archs too (check_arch=False skips it)."""
     cuda_device.capability = (8, 0)
     tree = tmp_path / "local"
@@ -209,6 +209,11 @@ def test_local_kernel_checks_arch(tmp_path, cuda_device) -> None:
     assert _outcome(lambda: kernel_builder.get_local_kernel(tree, system=system)) == "RuntimeError"
     assert _outcome(lambda: kernels.get_local_kernel(tree, check_arch=False)) == "ok"
     assert _outcome(lambda: kernel_builder.get_local_kernel(tree, system=system, check_arch=False)) == "ok"
+    # A layer repository loads through get_local_kernel without a system: probe a CUDA one
+    # (the backend probe is cached for the process, so the pretend torch is not seen).
+    from kernel_builder.loader import api
+
+    monkeypatch.setattr(api, "detect_system", lambda: system)
     with pytest.raises(IncompatibleDevice, match=r"CUDA capability 8\.0"):
         kernel_builder.LocalLayerRepository(tree, layer_name="X").load()
 
