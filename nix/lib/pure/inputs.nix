@@ -32,7 +32,9 @@ rec {
       kernels = config.kernelsFor backend;
     in
     {
-      files = [ "build.toml" ] ++ (config.framework.src or [ ]) ++ concatLists (map (k: k.src or [ ]) kernels);
+      # a Rust component's `cargo-manifest` too, after every `src` (as `Build.input_paths`)
+      files = [ "build.toml" ] ++ (config.framework.src or [ ]) ++ concatLists (map (k: k.src or [ ]) kernels)
+        ++ concatLists (map (k: if k ? cargo-manifest then [ k.cargo-manifest ] else [ ]) kernels);
       # include directories ([torch].include, this backend's [kernel.*].include) enter whole
       includeDirs = filter (d: d != "")
         (map relativeDir ((config.framework.include or [ ]) ++ concatLists (map (k: k.include or [ ]) kernels)));

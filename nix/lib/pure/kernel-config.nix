@@ -4,6 +4,7 @@
 # Example: (import ./kernel-config.nix ./examples/relu).kernelBackends  => [ "cpu" "cuda" ]
 path:
 let
+  inherit (import ./languages.nix) backendOf;
   file = path + "/build.toml";
   toml =
     if builtins.pathExists file then builtins.fromTOML (builtins.readFile file)
@@ -14,7 +15,7 @@ let
     or (throw "kernel-builder: build.toml: [general] backends is missing; run `kernel-builder update-build` to convert an older build.toml to edition 5");
   kernels = toml.kernel or { };
   kernelsFor = backend:
-    builtins.filter (k: (k.backend or null) == backend) (builtins.attrValues kernels);
+    builtins.filter (k: backendOf k == backend) (builtins.attrValues kernels);
   upper = [ "A" "B" "C" "D" "E" "F" "G" "H" "I" "J" "K" "L" "M" "N" "O" "P" "Q" "R" "S" "T" "U" "V" "W" "X" "Y" "Z" ];
   lower = [ "a" "b" "c" "d" "e" "f" "g" "h" "i" "j" "k" "l" "m" "n" "o" "p" "q" "r" "s" "t" "u" "v" "w" "x" "y" "z" ];
   toLower = builtins.replaceStrings upper lower;
@@ -22,6 +23,7 @@ let
     if toml ? torch then toml.torch
     else if toml ? torch-noarch then toml.torch-noarch
     else if toml ? tvm-ffi then toml.tvm-ffi
+    else if toml ? mlx-noarch then toml.mlx-noarch
     else { };
 in
 {
@@ -38,7 +40,7 @@ in
     let
       mine = (framework.src or [ ]) ++ builtins.concatLists (map (k: k.src or [ ]) (kernelsFor backend));
       others = builtins.concatLists (map (k: k.src or [ ])
-        (builtins.filter (k: (k.backend or null) != backend) (builtins.attrValues kernels)));
+        (builtins.filter (k: backendOf k != backend) (builtins.attrValues kernels)));
     in
     builtins.filter (f: !(builtins.elem f mine)) others;
   hubRepoId = (general.hub or { }).repo-id or null;

@@ -5,6 +5,7 @@
 let
   versions = import ./versions.nix;
   names = import ./names.nix;
+  inherit (import ./languages.nix) backendOf;
   inherit (builtins) filter map elem length head concatMap foldl' listToAttrs attrNames;
 in
 rec {
@@ -67,8 +68,9 @@ rec {
       framework =
         if toml ? torch then "torch"
         else if toml ? "tvm-ffi" then "tvm-ffi"
+        else if toml ? "mlx-noarch" then "mlx-noarch"
         else "torch-noarch";
-      kernelBackends = map (k: k.backend) (builtins.attrValues (toml.kernel or { }));
+      kernelBackends = map backendOf (builtins.attrValues (toml.kernel or { }));
       stableAbiFor = backend:
         if !(toml ? torch) || stable == null then null
         else if builtins.isString stable then stable
@@ -135,6 +137,7 @@ rec {
       isArch = cfg.framework == "torch" && elem bs.backend cfg.kernelBackends;
     in
     if cfg.framework == "tvm-ffi" then { name = names.tvmFfiName bs; kind = "tvm-ffi"; }
+    else if cfg.framework == "mlx-noarch" then { name = names.mlxName bs.backend; kind = "mlx"; }
     else if bs.backend == "tpu" || !isArch then { name = names.noarchName bs.backend; kind = "noarch"; }
     else if abi != null then { name = names.stableAbiName abi bs; kind = "torch-stable-abi"; }
     else { name = names.torchName bs; kind = "torch"; };
@@ -193,7 +196,8 @@ rec {
         {
           inherit name;
           inherit (v) kind;
-          system = if v.kind == "noarch" then null else chosen.bs.system;
+          # noarch variants (torch-<b>, mlx-<b>) run anywhere
+          system = if elem v.kind [ "noarch" "mlx" ] then null else chosen.bs.system;
           backend = chosen.bs.backend;
           backend_version = chosen.bs.backendVersion;
           torch = chosen.bs.torch;

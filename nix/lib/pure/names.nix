@@ -78,4 +78,16 @@ rec {
   noarchName =
     # a backend name
     backend: "torch-${backend}";
+
+  /* The noarch name of an `[mlx-noarch]` kernel: `mlx-<backend>`.
+
+     Type: mlxName :: string -> string
+
+     Example:
+       mlxName "metal"
+       => "mlx-metal"
+  */
+  mlxName =
+    # a backend name
+    backend: "mlx-${backend}";
 }

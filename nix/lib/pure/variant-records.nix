@@ -43,7 +43,7 @@ rec {
           chosen = withKey { inherit (v) torch backend; backendVersion = v.backend_version; };
           others = builtins.filter (bs: bs.backend == v.backend && bs.key != chosen.key) here;
         in
-        [ chosen ] ++ (if v.kind == "noarch" then others else [ ]);
+        [ chosen ] ++ (if builtins.elem v.kind [ "noarch" "mlx" ] then others else [ ]);
     in
     map
       (v: {

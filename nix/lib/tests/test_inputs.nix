@@ -22,6 +22,14 @@ in
     };
     frameworkIncludeForEveryBackend = { expr = (i.inputPaths config "cpu").includeDirs; expected = [ "common" ]; };
     noKernels = { expr = (i.inputPaths config "metal").files; expected = [ "build.toml" "torch-ext/torch_binding.cpp" ]; };
+    cargoManifestAfterSources = {
+      expr = (i.inputPaths {
+        framework = { };
+        extDir = "tvm-ffi-ext";
+        kernelsFor = _: [ { src = [ "r/src/lib.rs" ]; cargo-manifest = "r/Cargo.toml"; } { src = [ "s/lib.rs" ]; } ];
+      } "cpu").files;
+      expected = [ "build.toml" "r/src/lib.rs" "s/lib.rs" "r/Cargo.toml" ];
+    };
   };
   keepSource = let keep = i.keepSource (config // { pyext = [ "py" "pyi" ]; }) "cuda"; in {
     listedFiles = { expr = map (rel: keep rel "regular") [ "build.toml" "k/a.cu" "k/a.cpp" "NOTES.md" ]; expected = [ true true false false ]; };

@@ -30,6 +30,11 @@ in
   };
   kernelConfig = {
     noarchWithoutFramework = { expr = (m.kernelConfig { general = general [ "cpu" ]; }).framework; expected = "torch-noarch"; };
+    mlxNoarch = { expr = (m.kernelConfig { general = general [ "metal" ]; mlx-noarch = { }; }).framework; expected = "mlx-noarch"; };
+    edition6Languages = {
+      expr = (m.kernelConfig { general = general [ "cpu" "cuda" ]; torch = { }; kernel = { a = { language = "cpp-cpu"; }; b = { language = "rust-cutile"; }; }; }).kernelBackends;
+      expected = [ "cpu" "cuda" ];
+    };
     stableTable = {
       expr = let c = m.kernelConfig { general = general [ "cuda" ]; torch = { stable-abi = { cuda = "2.11"; }; }; }; in [ (c.stableAbiFor "cuda") (c.stableAbiFor "cpu") ];
       expected = [ "2.11" null ];
@@ -71,6 +76,14 @@ in
     noarchForBackendWithoutKernel = {
       expr = (m.variantFor (m.kernelConfig { general = general [ "cpu" "cuda" ]; torch = { }; kernel = cudaKernel; }) { torch = "2.13"; backend = "cpu"; system = "x86_64-linux"; backendVersion = null; }).name;
       expected = "torch-cpu";
+    };
+    edition6ArchForItsLanguage = {
+      expr = (m.variantFor (m.kernelConfig { general = general [ "cpu" ]; torch = { }; kernel = { k = { language = "cpp-cpu"; }; }; }) { torch = "2.13"; backend = "cpu"; system = "x86_64-linux"; backendVersion = null; cxx11 = true; }).name;
+      expected = "torch213-cxx11-cpu-x86_64-linux";
+    };
+    mlxNoarch = {
+      expr = m.variantFor (m.kernelConfig { general = general [ "metal" ]; mlx-noarch = { }; }) { torch = "2.13"; backend = "metal"; system = "aarch64-darwin"; backendVersion = null; };
+      expected = { name = "mlx-metal"; kind = "mlx"; };
     };
   };
   matrix = {

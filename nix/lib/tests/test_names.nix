@@ -25,4 +25,7 @@ in
   noarchName = {
     cuda = { expr = n.noarchName "cuda"; expected = "torch-cuda"; };
   };
+  mlxName = {
+    metal = { expr = n.mlxName "metal"; expected = "mlx-metal"; };
+  };
 }

@@ -10,7 +10,8 @@ A pure function. For each build set, in file order (systems sorted when listing 
    (system, backend, backend version).
 3. name it (see ``names``): tvm-ffi kernels ``tvm-ffi<MM>-…``; ``[torch]`` kernels with a
    compiled component for the backend ``torch-stable-abi<MM>-…`` (stable ABI) or
-   ``torch<MM>[-cxx11]-…``; everything else, and every TPU set, ``torch-<backend>``.
+   ``torch<MM>[-cxx11]-…``; ``[mlx-noarch]`` kernels ``mlx-<backend>`` (as kernels 0.19
+   names them); everything else, and every TPU set, ``torch-<backend>``.
 4. build sets giving the same name collapse into one variant at the first one's place; it
    is a bundle variant if any of them is a bundle set, and is built from the first bundle
    set (else the first set).
@@ -148,6 +149,8 @@ def variant_for(build: Build, build_set: BuildSet) -> Variant:
     if isinstance(build.framework, TvmFfi):
         assert build_set.tvm_ffi is not None
         return Variant.tvm_ffi(Version.parse(build_set.tvm_ffi), _compute(build_set), build_set.cpu, build_set.os)
+    if build.is_mlx:
+        return Variant.mlx_for(backend.value)
     if backend is Backend.TPU or not build.is_arch_for(backend):
         return Variant.noarch_for(backend.value)
     stable = build.stable_abi_for(backend)

@@ -1,0 +1,39 @@
+# Edition 6's `[kernel.NAME] language` and the backend it implies: the Nix half of
+# python/kernel_builder/config/model.py (`Language.backend`); tests/nix/test_nix_edition6.py
+# compares the two tables. Every Nix reader of a component's backend asks `backendOf`, so an
+# edition-6 component (`language`) and its edition-5 twin (`backend`) build alike.
+rec {
+  /* The backend of each language.
+
+     Type: backends :: { <language> = string; }
+  */
+  backends = {
+    "cpp-cpu" = "cpu";
+    "cpp-cuda" = "cuda";
+    "cpp-rocm" = "rocm";
+    "cpp-xpu" = "xpu";
+    "cpp-metal" = "metal";
+    "rust-cpu" = "cpu";
+    "rust-cuda-oxide" = "cuda";
+    "rust-cutile" = "cuda";
+  };
+
+  /* The backend of a parsed `[kernel.NAME]` table: its `backend` (editions 3-5), else the
+     backend of its `language` (edition 6); null when it has neither (the Python reader
+     refuses such a file before Nix sees it).
+
+     Type: backendOf :: attrset -> string | null
+
+     Example:
+       backendOf { language = "cpp-cuda"; src = [ "k.cu" ]; }
+       => "cuda"
+  */
+  backendOf =
+    # a [kernel.NAME] table
+    component:
+    if component ? backend then component.backend
+    else if component ? language then
+      backends.${component.language}
+        or (throw "kernel-builder: build.toml: unknown kernel language `${toString component.language}`; expected one of ${builtins.concatStringsSep ", " (builtins.attrNames backends)}")
+    else null;
+}
