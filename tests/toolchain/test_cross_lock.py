@@ -153,3 +153,20 @@ def test_the_environments_install_their_wheels_for_exactly_the_locked_platform_t
         assert tags <= set(_platforms(pip_platform_args("3.11", "aarch64")))
         seen |= tags
     assert "manylinux_2_18_aarch64" in seen  # nccl's, for torch 2.12 and 2.14
+
+
+def test_an_emulated_check_environment_agrees_with_its_cross_environment() -> None:
+    """The emulated group is installed beside its cross environment by one pip call: a project
+    both have must have one version (torch 2.15's emulated group once took the lock's
+    cccl 13.0.85 beside the environment's 13.2.86, and its build failed)."""
+    from kernel_builder.toolchain.pinned.lockfile import emulated_group
+
+    lock = load_lock(LOCK)
+    checked = 0
+    for target in lock.requests["targets"].values():
+        for env in target["emulation"]["environments"]:
+            own = {lock.artifacts[k].name.lower(): lock.artifacts[k].version for k in lock.groups[f"env:{env}"]}
+            emulated = {lock.artifacts[k].name.lower(): lock.artifacts[k].version for k in lock.groups[emulated_group(env)]}
+            assert {n: (v, emulated[n]) for n, v in own.items() if n in emulated and emulated[n] != v} == {}, env
+            checked += 1
+    assert checked >= 4

@@ -195,14 +195,19 @@ def relock(path: Path | None = None, *, upgrade_debs: bool = False, upgrade_whee
     # Cross targets: each environment is the target's torch alone (no dependencies): the
     # build reads its headers, CMake package and libraries, and never runs it.
     for target in (requests.get("targets") or {}).values():
+        resolved: dict[str, dict[str, str]] = {}
         for env, requirements in target["environments"].items():
-            add(f"env:{env}", resolve_wheels(list(requirements), python=python["version"], deps=False, machine=target["machine"],
-                                             prefer=prefer(f"env:{env}")))
+            wheels = resolve_wheels(list(requirements), python=python["version"], deps=False, machine=target["machine"],
+                                    prefer=prefer(f"env:{env}"))
+            resolved[env] = {canonicalize_name(w["name"]): w["version"] for w in wheels}
+            add(f"env:{env}", wheels)
         # Its emulated check environment: the rest of what that torch loads, with dependencies
-        # (see emulated_group), installed beside it for the import check under qemu.
+        # (see emulated_group), installed beside it for the import check under qemu. Installed
+        # together, so a wheel both have is preferred at the environment's version (the lock's
+        # other pins would give two versions of one project: one pip install cannot take both).
         for env, requirements in ((target.get("emulation") or {}).get("environments") or {}).items():
             add(emulated_group(env), resolve_wheels(list(requirements), python=python["version"], machine=target["machine"],
-                                                    prefer=prefer(emulated_group(env))))
+                                                    prefer={**prefer(emulated_group(env)), **resolved.get(env, {})}))
     seed_request = requests["seed"]
     seed_key = next(k for k in groups[seed_request["group"]] if artifacts[k]["name"] == seed_request["deb"])
     with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:
