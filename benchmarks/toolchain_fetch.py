@@ -13,6 +13,13 @@ Uses a fresh chroot Nix store (`store = <tmp>/root`), so nothing is there yet:
 The ratio is cached fetch / first total fetch (it should be tiny). Downloads go through
 pip's and apt's caches, as on any machine that fetched before.
 
+What a torch release adds is its build sets' lines in step 1 (a set brings its cross-built
+aarch64 environment and that environment's emulated check environment too). Measured when
+torch 2.15 (CPU + CUDA 13.2) was pinned, with `kernel-builder toolchain fetch` on a store
+holding torch 2.12-2.14: +32 artifacts, 5.14 GB, 159 s (x86_64 torch 2.15 environment with
+the nvcc 13.2 wheels, the aarch64 torch 2.15 wheels, and the emulated check environment's
+aarch64 CUDA libraries); the lock then holds 274 artifacts.
+
     .venv/bin/python benchmarks/toolchain_fetch.py [--fetch-only]
 """
 
