@@ -39,20 +39,6 @@ def _with(vdir: Path, **keys: object) -> Path:
     return vdir
 
 
-@pytest.fixture(autouse=True)
-def _forget_imported_kernels():
-    """Tests here load trees that share a metadata id (loader_trees derives it from name,
-    variant and version) from different directories. The loader refuses an id that names an
-    already imported module, so each test starts without the kernels earlier tests imported."""
-    import sys
-
-    before = set(sys.modules)
-    yield
-    for name in set(sys.modules) - before:
-        if name.startswith("_") and not name.startswith("__"):
-            sys.modules.pop(name, None)
-
-
 def _outcome(call) -> str:
     """``ok`` or the kind of error. Kernel modules the call imported are forgotten after it:
     both loaders import the same trees under the same ids, and 0.19.1 asserts that a kernel

@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from kernel_builder.errors import LoadError
 
-__all__ = ["KernelNotFound", "InvalidRequest", "InvalidMetadata", "MissingDependency", "IntegrityError", "check_choice"]
+__all__ = [
+    "KernelNotFound", "InvalidRequest", "InvalidMetadata", "MissingDependency", "IntegrityError", "KernelConflict",
+    "check_choice",
+]
 
 
 class KernelNotFound(LoadError, FileNotFoundError):
@@ -36,6 +39,11 @@ class MissingDependency(LoadError, ImportError):
 
 class IntegrityError(LoadError):
     """The files of a variant do not match the digest in its metadata.json."""
+
+
+class KernelConflict(LoadError, RuntimeError):
+    """A variant has the ``id`` of an imported kernel but is another build (a ``RuntimeError``
+    as in PyPI ``kernels``)."""
 
 
 def check_choice(revision: str | None, version: int | None) -> None:

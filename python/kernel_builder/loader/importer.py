@@ -1,5 +1,10 @@
 """Import a variant directory as a package named after its metadata ``id``.
 
+An ``id`` names one build: a second variant directory with the ``id`` of a kernel this
+loader imported is the same module when it is the same build (equal digests) and a
+``KernelConflict`` when not, as in PyPI ``kernels`` 0.19 (a second build executed under the
+same id would register its torch ops twice).
+
 A ``files``-layout variant is its own package directory; a ``zip``-layout one (metadata.json
 ``"build-layout": "zip"``) keeps the package in ``<id>.zip`` beside metadata.json, imported
 from the archive as PyPI ``kernels`` 0.19 does. Either way the digest is checked first.
@@ -25,11 +30,12 @@ from types import ModuleType
 
 import attrs
 
-from kernel_builder.loader.errors import KernelNotFound
+from kernel_builder.loader.errors import KernelConflict, KernelNotFound
 from kernel_builder.loader.kernel_deps import providing
 from kernel_builder.loader.safe_import import check_module_id, spec_for, zip_spec_for
 from kernel_builder.loader.verify import verify_variant
 from kernel_builder.loader.metadata import read_metadata
+from kernel_builder.tree.digest import Digest
 from kernel_builder.tree.metadata import Metadata
 
 __all__ = ["RepoInfo", "LoadedKernel", "import_variant", "loaded_kernels"]
@@ -85,6 +91,47 @@ def _warn_if_dirty(metadata: Metadata, variant_dir: Path) -> None:
         )
 
 
+def _same_build(variant_dir: Path, metadata: Metadata) -> LoadedKernel | None:
+    """The imported kernel with ``metadata.id`` when ``variant_dir`` is the same build, ``None``
+    when no kernel of ours has that id; ``KernelConflict`` when it is another build."""
+    module = sys.modules.get(metadata.id)
+    loaded = next((k for k in _registry.values() if k.module is module), None) if module is not None else None
+    if loaded is None:
+        return None
+    theirs, ours = loaded.metadata.digest, metadata.digest
+    if theirs is None and ours is None:
+        return loaded  # nothing to compare; the id is the build's promise
+    conflict = (
+        f"Kernel '{metadata.name}' at `{variant_dir}` has the same id '{metadata.id}' as a kernel that is already "
+        "loaded, but it is a different build"
+    )
+    hint = "was the kernel modified without rebuilding it with kernel-builder? (a rebuild gets a new id)"
+    if theirs is None or ours is None:
+        side = "this build has a digest, the loaded one does not" if theirs is None else "the loaded build has a digest, this one does not"
+        raise KernelConflict(f"{conflict}: {side}.", hint=hint)
+    differences = _differences(theirs, ours)
+    if differences:
+        listing = "\n".join(f"  {d}" for d in differences)
+        raise KernelConflict(f"{conflict}. Differences with the loaded build:\n{listing}", hint=hint)
+    return loaded
+
+
+def _differences(loaded: Digest, this: Digest) -> list[str]:
+    """How ``this`` build's digest differs from the ``loaded`` one's, file by file."""
+    if loaded.algorithm != this.algorithm:
+        return [f"digest algorithm {this.algorithm}, the loaded build's is {loaded.algorithm}"]
+    out = []
+    for rel in sorted(set(loaded.files) | set(this.files)):
+        mine, theirs = this.files.get(rel), loaded.files.get(rel)
+        if theirs is None:
+            out.append(f"{rel}: only in this build")
+        elif mine is None:
+            out.append(f"{rel}: only in the loaded build")
+        elif mine != theirs:
+            out.append(f"{rel}: different contents")
+    return out
+
+
 def _entry_point(variant_dir: Path, metadata: Metadata) -> Path:
     for entry in (variant_dir / "__init__.py", variant_dir / metadata.name.replace("-", "_") / "__init__.py"):
         if entry.is_file():
@@ -132,6 +179,10 @@ def import_variant(
         if metadata is None:
             metadata = read_metadata(variant_dir / "metadata.json")
         verify_variant(variant_dir, metadata, verify_digest=verify_digest)
+        same = _same_build(variant_dir, metadata)
+        if same is not None:
+            _registry[key] = LoadedKernel(metadata=metadata, module=same.module, repo_info=repo_info)
+            return same.module
         _warn_if_dirty(metadata, variant_dir)
         where = f"variant '{variant_dir.name}' of {repo_info.repo_id} (revision {repo_info.revision})" if repo_info else str(variant_dir)
         check_module_id(metadata.id, where=where, ours=[k.module for k in _registry.values()])
