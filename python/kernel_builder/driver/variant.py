@@ -21,10 +21,12 @@ from kernel_builder.config import load
 from kernel_builder.config.model import Backend, Build
 from kernel_builder.tree.digest import compute_digest
 from kernel_builder.errors import BuildError
+from kernel_builder._files import write_atomic
 from kernel_builder.tree.layout import clean_stale_staging, publish, staging_dir
 from kernel_builder.tree.metadata import GitStatus, Metadata, Provenance, current_provenance
 from kernel_builder.driver import cpp_deps, generate
 from kernel_builder.driver.assemble import copy_python_files, strip_runpath
+from kernel_builder.tree import symbols as symbols_json
 from kernel_builder.tree.checks import MANYLINUX, check_variant, manylinux_violations, objects_using, start_import_check
 from kernel_builder.driver.compile import compile_module, write_project
 from kernel_builder.driver.generate import CompilePlan
@@ -202,6 +204,7 @@ def build_variant(
             log.warning("%s", warning)
         for note in report.notes:
             log.info(f"{variant}: {note}")
+        metadata = _save_symbols(staged, metadata, report.symbols, variant)
         final_dir = out / variant.name
         publish(staged, final_dir)
     except BaseException:
@@ -254,6 +257,18 @@ def _assemble(
         ops_py = generate.render_noarch_ops_py(name=build.name, python_name=build.python_name, uid=uid)
     (staged / "_ops.py").write_text(ops_py)
     shutil.rmtree(staged / "__pycache__", ignore_errors=True)
+    metadata = metadata.with_digest(compute_digest(staged))
+    metadata.write(staged / "metadata.json")
+    return metadata
+
+
+def _save_symbols(staged: Path, metadata: Metadata, api: dict | None, variant: Variant) -> Metadata:
+    """Write the import check's symbols.json (docs/metadata.md) into the variant, then the
+    digest again, which now covers it. Without an import check there is none to write."""
+    if api is None:
+        log.info(f"{variant}: no {symbols_json.FILE_NAME}: the import check did not run")
+        return metadata
+    write_atomic(staged / symbols_json.FILE_NAME, symbols_json.dumps(api))
     metadata = metadata.with_digest(compute_digest(staged))
     metadata.write(staged / "metadata.json")
     return metadata

@@ -22,6 +22,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
+from typing import Any
 
 import attrs
 
@@ -30,6 +31,7 @@ from kernel_builder.errors import BuildError, CheckError
 from kernel_builder.tree.layout import discover_variants
 from kernel_builder.tree.metadata import Metadata
 from kernel_builder.tree.opslint import lint_tree
+from kernel_builder.tree import symbols
 from kernel_builder.pyenv import probe_toolchain
 from kernel_builder.variants.compat import importable
 from kernel_builder.variants.host import Platform
@@ -54,7 +56,7 @@ __all__ = [
 
 PYTHON_ABI = "3.9"
 MANYLINUX = "manylinux_2_28"
-_ALWAYS_ALLOWED = frozenset({"metadata.json", "metadata.json.sigstore"})
+_ALWAYS_ALLOWED = frozenset({"metadata.json", "metadata.json.sigstore", symbols.FILE_NAME})
 # Torch C++ namespaces whose symbols a stable-ABI module must not import.
 _UNSTABLE_SYMBOL = re.compile(r"^(?:(?:typeinfo|vtable|VTT) for |typeinfo name for )?(?:c10|at|torch|caffe2)::")
 
@@ -67,6 +69,8 @@ class CheckReport:
     errors: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    # the public API the import check found (symbols.json's document); None when it did not run
+    symbols: dict[str, Any] | None = attrs.field(default=None, eq=False, repr=False)
 
     @property
     def ok(self) -> bool:
@@ -208,7 +212,13 @@ spec.loader.exec_module(module)
 ops_module = importlib.import_module(ops_id + "._ops")
 namespace = ops_module.add_op_namespace_prefix("x")[: -len("::x")]
 names = sorted(n for n in torch._C._dispatch_get_all_op_names() if n.startswith(namespace + "::"))
-print(json.dumps({"namespace": namespace, "ops": names}))
+result = {"namespace": namespace, "ops": names}
+# The public API for symbols.json, by kernel_builder/tree/symbols.py (its path is argv[1]).
+spec = importlib.util.spec_from_file_location("_kernel_builder_symbols", sys.argv[1])
+symbols = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(symbols)
+result["symbols"] = symbols.describe(module)
+print(json.dumps(result))
 # Done: skip the interpreter's teardown (torch's takes 0.6 s, 1 s under qemu, per check).
 sys.stdout.flush()
 sys.stderr.flush()
@@ -246,7 +256,7 @@ def start_import_check(python: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONPATH", None)
     return subprocess.Popen(
-        [python, "-c", _IMPORT_SCRIPT],
+        [python, "-c", _IMPORT_SCRIPT, symbols.__file__],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -258,20 +268,21 @@ def start_import_check(python: str) -> subprocess.Popen:
 
 def import_check(
     variant_dir: Path, ops_id: str, python: str, *, require_ops: bool, started: subprocess.Popen | None = None
-) -> tuple[list[str], list[str]]:
-    """Import the variant as package ``ops_id`` in a fresh ``python``; (errors, registered ops)."""
+) -> tuple[list[str], list[str], dict[str, Any] | None]:
+    """Import the variant as package ``ops_id`` in a fresh ``python``; (errors, registered ops,
+    the public API as ``symbols.describe`` saw it in that interpreter, None on failure)."""
     proc = started or start_import_check(python)
     stdout, stderr = proc.communicate(f"{variant_dir}\t{ops_id}\n", timeout=600)
     if proc.returncode != 0:
         module = missing_module(stderr.splitlines())
         if module is not None:
             return [f"import: the variant imports module {module!r}, which {python} does not have (a Python package "
-                    f"it needs is declared in build.toml's python-depends):\n{stderr.strip()[-1500:]}"], []
-        return [f"import: importing the variant with {python} failed:\n{stderr.strip()[-3000:]}"], []
+                    f"it needs is declared in build.toml's python-depends):\n{stderr.strip()[-1500:]}"], [], None
+        return [f"import: importing the variant with {python} failed:\n{stderr.strip()[-3000:]}"], [], None
     result = json.loads(stdout.strip().splitlines()[-1])
     if require_ops and not result["ops"]:
-        return [f"import: the module imported but registered no ops in namespace {result['namespace']}"], []
-    return [], result["ops"]
+        return [f"import: the module imported but registered no ops in namespace {result['namespace']}"], [], None
+    return [], result["ops"], result["symbols"]
 
 
 _NO_MODULE = re.compile(r"(?:ModuleNotFoundError|ImportError): No module named '(?P<name>[\w.]+)'")
@@ -309,6 +320,19 @@ def _unsafe_entry(root: Path) -> str | None:
     except CheckError as exc:
         return exc.message
     return None
+
+
+def _symbols_problems(root: Path) -> list[str]:
+    """A symbols.json the variant has must be one PyPI ``kernels`` can read (a variant
+    without one passes: older builds and builds without the import check have none)."""
+    path = root / symbols.FILE_NAME
+    if not path.is_file():
+        return []
+    try:
+        symbols.read_symbols(path)
+    except CheckError as exc:
+        return [f"symbols: {exc.message}"]
+    return []
 
 
 def _uncovered(root: Path, scan: VariantScan | None) -> list[str]:
@@ -359,6 +383,7 @@ def check_variant(
     errors: list[str] = []
     warnings: list[str] = []
     notes: list[str] = []
+    api: dict[str, Any] | None = None
     metadata: Metadata | None = None
     try:
         metadata = Metadata.read(root / "metadata.json")
@@ -379,6 +404,7 @@ def check_variant(
             errors.extend(f"digest: {v}" for v in validate_digest(root, metadata.digest, actual=actual))
             errors.extend(f"digest: {problem}" for problem in _uncovered(root, scan))
     errors.extend(check_layout(root, metadata, python_name, pyext))
+    errors.extend(_symbols_problems(root))
     errors.extend(f"ops lint: {v}" for v in lint_tree(root))
     libraries = sorted(p for p in root.iterdir() if p.is_file() and p.name.endswith(".so"))
     is_arch = parsed is not None and parsed.kind is not Kind.NOARCH
@@ -394,7 +420,7 @@ def check_variant(
     if python is not None and metadata is not None and not errors:
         why_not = _importable(name, python, python_platform)
         if why_not is None:
-            import_errors, ops = import_check(root, metadata.id, python, require_ops=is_arch, started=import_process)
+            import_errors, ops, api = import_check(root, metadata.id, python, require_ops=is_arch, started=import_process)
             import_process = None
             errors.extend(import_errors)
             if ops:
@@ -404,7 +430,7 @@ def check_variant(
     if import_process is not None:
         import_process.kill()
         import_process.communicate()
-    report = CheckReport(name, tuple(errors), tuple(warnings), tuple(notes))
+    report = CheckReport(name, tuple(errors), tuple(warnings), tuple(notes), symbols=api)
     if raise_errors:
         report.raise_for_errors()
     return report
