@@ -36,6 +36,8 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "test": ("kernel_builder.cli.test", "test", "Run the kernel's tests/ against its variants in the Nix sandbox."),
     "cache": ("kernel_builder.cli.cache", "cache", "Sign and push built variants to a Nix binary cache."),
     "init": ("kernel_builder.cli.init", "init", "Scaffold a new kernel project."),
+    "create-pyproject": ("kernel_builder.cli.pyproject", "create_pyproject", "Write pyproject.toml + CMake project: build the kernel with pip, no Nix."),
+    "clean-pyproject": ("kernel_builder.cli.pyproject", "clean_pyproject", "Delete exactly the files create-pyproject wrote."),
     "toolchain": ("kernel_builder.cli.toolchain", "toolchain", "Fetch or lock the pinned toolchains; discover or set up host ones."),
     "upload": ("kernel_builder.cli.upload", "upload", "Publish built variants to the Hugging Face Hub."),
     "info": ("kernel_builder.cli.loader", "info", "Show a kernel's metadata (Hub repo or local path)."),
