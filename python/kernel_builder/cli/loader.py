@@ -1,4 +1,4 @@
-"""``info``, ``versions``, ``lock`` and ``download``: inspect and fetch published kernels.
+"""``info``, ``describe-api``, ``versions``, ``lock`` and ``download``: inspect and fetch published kernels.
 
 Thin Click commands over ``kernel_builder.loader``; results go to stdout, progress and
 errors to stderr. Nothing here imports torch or huggingface_hub at import time.
@@ -13,7 +13,7 @@ import click
 from kernel_builder.cli import output
 from kernel_builder.errors import KernelBuilderError, LoadError
 
-__all__ = ["info", "versions", "lock", "download"]
+__all__ = ["info", "describe_api", "versions", "lock", "download"]
 
 
 def _dash(value: object) -> str:
@@ -81,6 +81,92 @@ def _tree_lines(tree: dict, prefix: str = "") -> list[str]:
         lines.append(f"{prefix}{'`-- ' if last else '|-- '}{repo_id}")
         lines.extend(_tree_lines(below, prefix + ("    " if last else "|   ")))
     return lines
+
+
+@click.command("describe-api")
+@click.argument("kernel", metavar="REPO_OR_PATH")
+@click.option("--revision", default=None, help="Hub branch, tag or commit (not with a local path).")
+@click.option("--version", "version", type=int, default=None, help="Kernel version N: the Hub branch vN (default: the highest).")
+@click.option("--json", "as_json", is_flag=True, help="Print symbols.json with the kernel's source and variant, as JSON.")
+def describe_api(kernel: str, revision: str | None, version: int | None, as_json: bool) -> None:
+    """List a kernel's public functions (with their signatures) and layers, without importing it.
+
+    Prints the symbols.json of the variant this machine would load (docs/metadata.md): the
+    build's import check saved it. REPO_OR_PATH is a Hub repo id (ORG/NAME; the highest vN
+    branch unless --version or --revision says otherwise) or a local directory holding
+    build/ (or a variant directory). Only symbols.json (and the variant listing) is fetched
+    from the Hub. The output is that of PyPI `kernels describe-api`, with signatures.
+
+    \b
+    Example:
+      kernel-builder describe-api ./relu
+      kernel-builder describe-api kernels-community/relu --version 1 --json
+    """
+    from kernel_builder.tree.symbols import read_symbols, text_lines  # lazy: read only when a kernel is described
+
+    path, source = _symbols_file(kernel, revision=revision, version=version)
+    document = {**read_symbols(path), **source}
+    if as_json:
+        output.result_json(document)
+        return
+    if "path" in source:
+        output.result(f"Path: {source['path']}")
+    else:
+        output.result(f"Repository: {source['repo_id']}")
+        output.result(f"Revision: {source['revision']}")
+    output.result(f"Variant: {source['variant']}")
+    output.result()
+    for line in text_lines(document):
+        output.result(line)
+
+
+def _symbols_file(kernel: str, *, revision: str | None, version: int | None) -> tuple[Path, dict[str, str]]:
+    """Where the symbols.json of the variant this machine loads is (downloaded if on the
+    Hub), and the source fields ``describe-api`` prints (PyPI ``kernels``' keys)."""
+    from kernel_builder.hub.download import HubClient, is_offline  # lazy: Hub access only for a Hub kernel
+    from kernel_builder.loader import cache  # lazy: as above
+    from kernel_builder.loader.fetch import available_versions, choose, select_revision  # lazy: as above
+    from kernel_builder.loader.local import local_variant_dir  # lazy: as above
+    from kernel_builder.tree.symbols import FILE_NAME  # lazy: as above
+    from kernel_builder.variants.system import detect_system  # lazy: as above (imports torch)
+
+    hint = "rebuild the kernel with this kernel-builder: the build's import check writes symbols.json"
+    local = Path(kernel).expanduser()
+    if local.is_dir():
+        if revision is not None or version is not None:
+            raise LoadError("--revision and --version cannot be used with a local path")
+        variant_dir, _ = local_variant_dir(local, detect_system())
+        path = variant_dir / FILE_NAME
+        if not path.is_file():
+            raise LoadError(f"No {FILE_NAME} found in {local} (variant: {variant_dir.name})", hint=hint)
+        return path, {"path": str(local), "variant": variant_dir.name}
+    if local.exists() or local.is_absolute() or kernel.startswith(("./", "../", "~")):
+        raise LoadError(f"Not a local kernel directory: {kernel}", hint="pass a directory holding build/, or a Hub repo id")
+    if revision is not None and version is not None:
+        raise LoadError("Only one of --revision or --version can be specified")
+    offline = is_offline()
+    client = None if offline else HubClient()
+    if revision is None and version is None:
+        versions = available_versions(kernel, offline=offline, client=client)
+        if not versions:
+            raise LoadError(f"No numbered versions found for {kernel}", hint="pass --revision (a branch, tag or commit)")
+        version = max(versions)
+    target = select_revision(kernel, revision=revision, version=version, offline=offline, client=client)
+    variant, _ = choose(target, detect_system(), offline=offline, client=client)
+    remote = f"build/{variant}/{FILE_NAME}"
+    label = f"v{version}" if version is not None else str(revision)
+    where = f"{kernel} (version: {version}, revision: {label})" if version is not None else f"{kernel} (revision: {label})"
+    missing = LoadError(f"No {FILE_NAME} found in {where} (variant: {variant})", hint=hint)
+    if offline:
+        path = cache.snapshot_dir(cache.cache_root(), kernel, target.commit) / remote
+        if not path.is_file():
+            raise missing
+    else:
+        assert client is not None
+        if not client.file_exists(kernel, remote, target.commit):
+            raise missing
+        path = client.download_file(kernel, remote, target.commit, cache.cache_root())
+    return path, {"repo_id": kernel, "revision": label, "variant": variant}
 
 
 @click.command("versions")
