@@ -198,3 +198,18 @@ def test_kernel_builders_own_source_follows_the_same_rule(tmp_path: Path, kind: 
     with pytest.raises(ConfigError) as caught:
         source.files()
     assert str(caught.value).startswith(f"{planted} ") and fragment in str(caught.value)
+
+
+@pytest.mark.parametrize("command", [["build", "--local"], ["build"]])
+def test_a_build_never_writes_through_a_build_link_out_of_the_kernel(tmp_path: Path, command: list[str]) -> None:
+    """Found trying the rule on what a build writes: `build -> /elsewhere` in a kernel made
+    `build --local` put its variants there (and a Nix build would have installed them there)."""
+    kernel = _kernel(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (kernel / "build").symlink_to(outside)
+    done = _cli(*command, str(kernel), state=tmp_path / "state", timeout=600)
+    assert done.returncode == 4, done.stderr
+    assert f"{kernel / 'build'} is a symlink to {outside}, which resolves to {outside}, outside the kernel directory {kernel}" in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+    assert list(outside.iterdir()) == []

@@ -180,3 +180,18 @@ def test_the_loader_reports_an_unreadable_variant_as_a_load_error(tmp_path: Path
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "LOAD ERROR refusing to load" in done.stdout and fragment in done.stdout, done.stdout
+
+
+def test_hash_check_and_upload_refuse_a_build_directory_linked_out_of_the_kernel(hub_server, tmp_path: Path) -> None:
+    """`build -> /elsewhere/build`: the tree commands would hash, check and publish a tree that
+    is not the kernel's (and `hash` would write there)."""
+    elsewhere = make_kernel(tmp_path / "other")
+    root = make_kernel(tmp_path / "relu", backends=())
+    (root / "build").symlink_to(elsewhere / "build")
+    before = (elsewhere / "build" / "torch-cpu" / "metadata.json").read_bytes()
+    for command in (["hash"], ["check"], ["upload", "--dry-run"], ["upload"]):
+        done = _cli(*command, str(root))
+        assert done.returncode == 8, (command, done.stderr)
+        assert f"{root / 'build'} is a symlink to {elsewhere / 'build'}" in done.stderr and "Traceback" not in done.stderr, (command, done.stderr)
+    assert (elsewhere / "build" / "torch-cpu" / "metadata.json").read_bytes() == before
+    assert hub_server.requests == []

@@ -25,6 +25,7 @@ import attrs
 from kernel_builder._source import BuilderSource, builder_source
 from kernel_builder.config.loading import read_file
 from kernel_builder.config.portability import refuse_host_specific_flags
+from kernel_builder.tree.layout import refuse_linked_tree
 from kernel_builder._files import content_dir, unwritable
 from kernel_builder.errors import BuildError, ConfigError, KernelBuilderError, NixError
 from kernel_builder.flake.kernel_source import prepare_kernel_source
@@ -110,7 +111,10 @@ def prepare_flake_input(
 
 def check_output_writable(kernel_dir: Path) -> None:
     """The build installs into ``kernel_dir/build``: refuse a read-only place before Nix spends
-    minutes building what could not be installed."""
+    minutes building what could not be installed, and a ``build`` link out of the kernel
+    directory (``tree.layout.refuse_linked_tree``), which the install would write through."""
+    if (kernel_dir / "build").is_symlink():
+        refuse_linked_tree(kernel_dir / "build")
     target = kernel_dir / "build" if (kernel_dir / "build").is_dir() else kernel_dir
     reason = unwritable(target)
     if reason:

@@ -28,6 +28,7 @@ from kernel_builder.driver.variant import VariantResult, build_variant
 from kernel_builder.flake.kernel_source import kernel_files
 from kernel_builder.flake.selection import select_local_variants
 from kernel_builder.toolchain.state import writable_state_dir
+from kernel_builder.tree.layout import refuse_linked_tree
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.host import Platform, host_platform
 from kernel_builder.variants.matrix import matrix
@@ -88,6 +89,8 @@ def build_local(
     kernel_files(kernel_dir.resolve(), build)  # the file-set rule a Nix build applies: no link out, no FIFO
     python = toolchain or sys.executable
     out = Path(out_dir) if out_dir is not None else kernel_dir / "build"
+    if out.is_symlink():
+        refuse_linked_tree(out)  # the variants go into a real build/, never through a link out
     if variants is not None:
         names = list(variants)
         for name in names:  # every name checked before anything is announced or built

@@ -30,7 +30,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from kernel_builder._files import is_temporary, temporary_owner
+from kernel_builder._files import UnsafeFile, check_inside, is_temporary, temporary_owner
 from kernel_builder.tree.digest import compute_digest
 from kernel_builder.errors import BuildError, CheckError
 from kernel_builder.tree.metadata import Metadata, write_digest
@@ -45,6 +45,7 @@ __all__ = [
     "install_variant",
     "no_room_hint",
     "publish",
+    "refuse_linked_tree",
     "remove_staging",
     "stale_staging",
     "stale_temporaries",
@@ -176,6 +177,8 @@ def discover_variants(directory: str | os.PathLike[str]) -> tuple[Path, list[Pat
     for candidate in candidates:
         found = variant_dirs(candidate)
         if found:
+            if candidate.name == "build" and os.path.islink(candidate):
+                refuse_linked_tree(candidate, CheckError)
             problems = _tree_problems(candidate)
             if problems:
                 listing = "\n  ".join(problems)
@@ -196,8 +199,25 @@ def discover_variants(directory: str | os.PathLike[str]) -> tuple[Path, list[Pat
 # -- putting variants into a tree -------------------------------------------------------
 
 
+def refuse_linked_tree(build_dir: Path, error: type[BuildError] | type[CheckError] = BuildError) -> None:
+    """The file-set rule for the tree itself: ``build_dir`` (``DIR/build``) may be a symlink
+    only to a directory inside its parent (``build -> /home/ci/.ssh`` in a kernel repository
+    would make ``build`` write there and ``upload`` read there). ``DIR/result`` is Nix's
+    out-link into the store and is not judged here."""
+    try:
+        check_inside(build_dir, build_dir.parent)
+    except UnsafeFile as exc:
+        raise error(
+            f"{exc.path} {exc.reason}",
+            hint=f"remove the link (rm {shlex.quote(str(build_dir))}); a build writes its variants into a real build/ directory",
+        ) from None
+
+
 def staging_dir(out_dir: Path, variant: str) -> Path:
-    """A fresh hidden directory beside ``out_dir/variant`` (same filesystem, so rename works)."""
+    """A fresh hidden directory beside ``out_dir/variant`` (same filesystem, so rename works);
+    ``BuildError`` when ``out_dir`` is a link out of its parent directory."""
+    if os.path.islink(out_dir):
+        refuse_linked_tree(out_dir, BuildError)
     out_dir.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=staging_prefix(variant), suffix=".tmp", dir=out_dir))
 
@@ -291,6 +311,8 @@ def hash_tree(build_dir: str | os.PathLike[str]) -> list[Path]:
     found like every tree command does); returns the variant directories."""
     base = Path(build_dir)
     for candidate in (base / "result", base / "build", base):
+        if candidate.name == "build" and os.path.islink(candidate) and variant_dirs(candidate):
+            refuse_linked_tree(candidate, CheckError)  # before removing anything there
         for variant in variant_dirs(candidate):
             for path in clean_stale_temporaries(variant):
                 log.info(f"removed {path}, left by an interrupted write")
