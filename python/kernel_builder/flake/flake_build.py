@@ -176,10 +176,11 @@ def nix_options(
     jobs: int, cores: int | None, builders: str | None, provider: Provider | str,
     cache: tuple[tuple[str, ...], tuple[str, ...]],
 ) -> nix.NixOptions:
-    """Explicit nix flags: ``cores`` defaults to the CPUs shared among ``jobs``; pinned toolchains build sandboxed."""
+    """Explicit nix flags: ``cores`` defaults to the CPUs shared among ``jobs``; only the host
+    toolchain's variants build outside the sandbox (``nix.build`` still evaluates them in it)."""
     return nix.NixOptions(
         max_jobs=jobs, cores=cores or max(1, (os.cpu_count() or 1) // max(jobs, 1)), builders=builders,
-        sandbox=Provider(provider) is Provider.PINNED, substituters=cache[0], trusted_keys=cache[1],
+        sandbox=Provider(provider) is not Provider.HOST, substituters=cache[0], trusted_keys=cache[1],
     )
 
 

@@ -3,6 +3,12 @@
 Debian's nix 2.8 works offline here with flakes on, no substituters, no build users and an
 empty flake registry; every invocation gets those settings through ``NIX_CONFIG`` so that
 nothing depends on the user's nix.conf.
+
+The sandbox policy (docs/reliability.md): every nix call runs with Nix's sandbox on, whatever
+nix.conf or the caller's ``NIX_CONFIG`` says, because any call that evaluates may build
+(import-from-derivation). The one exception is the build step of host-toolchain variants,
+which read this machine's compilers; ``build`` evaluates those first with the sandbox on, so
+only the derivations it was asked for run outside it.
 """
 
 from __future__ import annotations
@@ -130,14 +136,17 @@ def _link_dir() -> Path:
 def nix_env(
     base: dict[str, str] | None = None,
     *,
-    sandbox: bool = False,
+    sandbox: bool = True,
     substituters: Sequence[str] = (),
     trusted_keys: Sequence[str] = (),
 ) -> dict[str, str]:
     """The environment for a nix subprocess: offline-safe settings in ``NIX_CONFIG``.
 
-    ``sandbox`` is on for pinned (hermetic) builds; the host toolchain needs it off,
-    because its builds read this machine's compilers and Python environments.
+    ``sandbox`` is on unless a caller turns it off for the build of host-toolchain variants
+    (they read this machine's compilers and Python environments); it comes after the
+    caller's own ``NIX_CONFIG``, so neither that nor nix.conf can turn it off, and
+    ``sandbox-fallback = false`` makes a kernel that cannot sandbox an error, not a silent
+    unsandboxed build.
     ``substituters`` are the binary caches the caller asked for (none by default, so
     nothing is fetched from the network), trusted only through ``trusted_keys``; a path
     missing from a cache is asked for again next time (no negative narinfo caching), since
@@ -148,7 +157,6 @@ def nix_env(
         "experimental-features = nix-command flakes",
         "build-users-group =",
         f"substituters = {' '.join(substituters)}".rstrip(),
-        f"sandbox = {'true' if sandbox else 'false'}",
         f"flake-registry = {empty_registry()}",
         "warn-dirty = false",
         "narinfo-cache-negative-ttl = 0",
@@ -156,7 +164,8 @@ def nix_env(
     if substituters:
         settings += [f"trusted-public-keys = {' '.join(trusted_keys)}".rstrip(), "require-sigs = true"]
     extra = env.get("NIX_CONFIG", "").strip()
-    env["NIX_CONFIG"] = "\n".join(settings + ([extra] if extra else [])) + "\n"
+    sandboxing = [f"sandbox = {'true' if sandbox else 'false'}", "sandbox-fallback = false"]
+    env["NIX_CONFIG"] = "\n".join(settings + ([extra] if extra else []) + sandboxing) + "\n"
     return env
 
 
@@ -198,7 +207,7 @@ class NixOptions:
     print_build_logs: bool = False
     builders: str | None = None
     keep_going: bool = True
-    sandbox: bool = False
+    sandbox: bool = True  # off only for host-toolchain builds (see ``build``)
     substituters: tuple[str, ...] = ()
     trusted_keys: tuple[str, ...] = ()
 
@@ -452,6 +461,11 @@ def build(
     any target fails, so their paths come from evaluation (nothing is built twice).
     """
     keys = list(targets)
+    if not options.sandbox:  # evaluate (and build what evaluation needs) in the sandbox first
+        try:
+            targets, flake_args = _instantiated(targets, flake_args=flake_args, cwd=cwd), ()
+        except NixError as exc:
+            return BuildReport(1, {}, (), (), (), {}, (exc.message,), ("nix", "show-derivation", *targets.values()))
     link = ["--out-link", out_link] if out_link else ["--no-link"]
     argv = nix_argv("build", "--json", "--log-format", "internal-json", *options.argv(), *link, *flake_args, *targets.values())
     ids: dict[str, str] = {}
@@ -534,6 +548,19 @@ def build(
         proc.returncode, outputs, tuple(failed_keys), tuple(failed), tuple(built), logs, tuple(errors), tuple(argv),
         machines, substituted, tuple(builder_errors), tuple(untrusted),
     )
+
+
+def _instantiated(targets: Mapping[str, str], *, flake_args: Sequence[str], cwd: str | None) -> dict[str, str]:
+    """``targets`` as their .drv paths, found by evaluating them with the sandbox on: a build
+    run with it off (the host toolchain's) then evaluates nothing, so whatever a flake builds
+    while it is evaluated (import-from-derivation) is built in the sandbox. ``--dry-run
+    --json`` lists one derivation per installable, in the order given."""
+    done = run_nix(["build", "--dry-run", "--json", "--no-link", *flake_args, *targets.values()], cwd=cwd)
+    drvs = [item["drvPath"] for item in json.loads(done.stdout)]
+    if len(drvs) != len(targets):
+        raise NixError(f"evaluating {len(targets)} build target(s) gave {len(drvs)} derivation(s)",
+                       hint="each build target must be one derivation")
+    return dict(zip(targets, drvs))
 
 
 def _valid_outputs(targets: Mapping[str, str], *, flake_args: Sequence[str], cwd: str | None) -> dict[str, str]:
