@@ -4,6 +4,8 @@
 # variant build as KERNEL_BUILDER_CPP_DEPS (provider name -> path); only the variants of
 # the backend whose components declare it get it. A dependency that nothing provides here
 # (or that serves another backend) makes those variants unbuildable, with the reason.
+# A [tvm-ffi] kernel compiles and links against apache-tvm-ffi: the lock's pinned wheel set
+# (`check:tvm-ffi`, the same one its import check loads it with) as KERNEL_BUILDER_TVM_FFI.
 #
 # Type: { builderSrc; system } -> config -> backend -> { reason : string | null; attrs : attrs }
 { builderSrc, system }:
@@ -26,8 +28,16 @@ let
   problems = builtins.filter (p: p != null) (map problem needed);
   providers = builtins.listToAttrs (map (d: { name = d.entry.lock; value = headers d.entry.lock; })
     (builtins.filter (d: problem d == null) needed));
+  isTvmFfi = config.toml ? tvm-ffi;
+  tvmFfi = parts.importCheckPaths.tvm-ffi or null;
+  tvmFfiProblem =
+    if isTvmFfi && tvmFfi == null
+    then [ "is a [tvm-ffi] kernel, and the toolchain lock pins no apache-tvm-ffi (requests.python.importCheck.tvm-ffi)" ]
+    else [ ];
+  allProblems = problems ++ tvmFfiProblem;
 in
 {
-  reason = if problems == [ ] then null else "build.toml ${builtins.concatStringsSep "; " problems}";
-  attrs = if providers == { } then { } else { KERNEL_BUILDER_CPP_DEPS = builtins.toJSON providers; };
+  reason = if allProblems == [ ] then null else "build.toml ${builtins.concatStringsSep "; " allProblems}";
+  attrs = (if providers == { } then { } else { KERNEL_BUILDER_CPP_DEPS = builtins.toJSON providers; })
+    // (if isTvmFfi && tvmFfi != null then { KERNEL_BUILDER_TVM_FFI = tvmFfi; } else { });
 }

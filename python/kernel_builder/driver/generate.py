@@ -17,7 +17,8 @@ import jinja2
 
 from kernel_builder.driver import cuda_archs
 from kernel_builder.backends import spec
-from kernel_builder.config.model import Backend, Build, Torch
+from kernel_builder.config.model import Backend, Build, Torch, TvmFfi
+from kernel_builder.driver.tvm_ffi import TvmFfi as TvmFfiInstall
 from kernel_builder.errors import BuildError
 
 __all__ = [
@@ -25,12 +26,15 @@ __all__ = [
     "plan_compile",
     "render",
     "render_ops_py",
+    "render_tvm_ffi_ops_py",
     "render_noarch_ops_py",
     "backend_defines",
     "stable_abi_define",
     "template_text",
 ]
 
+# The static library of libstdc++ members a tvm-ffi module carries itself (glibcxx_compat.cpp).
+COMPAT_TARGET = "kb_glibcxx_compat"
 _COMPILED = (".c", ".cc", ".cpp", ".cxx", ".cu", ".hip", ".mm", ".metal")
 _ROCM_ARCHS = ("gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201")
 
@@ -54,6 +58,14 @@ class CompilePlan:
     archs: tuple[str, ...] = ()
     cuda_arch_list: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
+    tvm_ffi: bool = False  # a [tvm-ffi] kernel: a plain shared library linked against link_libraries
+    link_libraries: tuple[str, ...] = ()
+
+    @property
+    def generated_targets(self) -> tuple[str, ...]:
+        """CMake targets built from the generated project's own sources (not the kernel's):
+        the per-object build's plan step builds them, the link uses them."""
+        return (COMPAT_TARGET,) if self.tvm_ffi else ()
 
 
 def template_text(name: str) -> str:
@@ -97,15 +109,21 @@ def plan_compile(
     dependency_includes: tuple[str, ...] = (),
     dependency_defines: tuple[str, ...] = (),
     narrow_cuda: tuple[str, ...] | None = None,
+    tvm_ffi: TvmFfiInstall | None = None,
 ) -> CompilePlan:
     """Sources, macros, include dirs and flags for ``backend``'s components of ``build``.
 
     ``dependency_*`` are the declared C++ dependencies' include dirs and macros
     (``driver.cpp_deps``); their prefix maps come with ``toolchain_prefix_maps``.
-    ``narrow_cuda`` (``--cuda-capabilities``) keeps only those of each component's archs."""
+    ``narrow_cuda`` (``--cuda-capabilities``) keeps only those of each component's archs.
+    ``tvm_ffi`` is the apache-tvm-ffi a ``[tvm-ffi]`` kernel compiles and links against
+    (``driver.tvm_ffi``); its prefix map comes with ``toolchain_prefix_maps`` too."""
     framework = build.framework
-    if not isinstance(framework, Torch):
-        raise BuildError(f"{variant}: only [torch] kernels are compiled; this kernel has {type(framework).__name__}")
+    if not isinstance(framework, (Torch, TvmFfi)):
+        raise BuildError(f"{variant}: only [torch] and [tvm-ffi] kernels are compiled; this kernel has {type(framework).__name__}")
+    is_tvm_ffi = isinstance(framework, TvmFfi)
+    if is_tvm_ffi and tvm_ffi is None:
+        raise BuildError(f"{variant}: a [tvm-ffi] kernel needs the apache-tvm-ffi it compiles against (none was found)")
     components = build.kernels_for(Backend(backend))
     if not components:
         raise BuildError(
@@ -179,7 +197,9 @@ def plan_compile(
         for path, archs_of_source in source_archs.items():
             options[path] = (*options.get(path, ()), *cuda_archs.gencode_flags(archs_of_source))
     includes.extend(dependency_includes)
-    defines = [f"TORCH_EXTENSION_NAME={ops_id}", *backend_defines(backend), *dependency_defines]
+    # tvm-ffi's TVM_FFI_DLL_EXPORT_* macros read TVM_FFI_EXTENSION_NAME, as upstream's builder sets it
+    extension = "TVM_FFI_EXTENSION_NAME" if is_tvm_ffi else "TORCH_EXTENSION_NAME"
+    defines = [f"{extension}={ops_id}", *backend_defines(backend), *dependency_defines]
     if stable_abi is not None:
         defines.append(stable_abi_define(stable_abi))
     prefix_maps = (
@@ -190,6 +210,10 @@ def plan_compile(
     cxx_flags = ("-fno-gnu-unique", *prefix_maps)
     cuda_flags: tuple[str, ...] = ()
     system_includes = tuple(extra_system_includes)
+    link_libraries: tuple[str, ...] = ()
+    if tvm_ffi is not None and is_tvm_ffi:
+        system_includes += (tvm_ffi.include.as_posix(),)
+        link_libraries = (tvm_ffi.library.as_posix(),)
     if backend == "cuda":
         cuda_flags = (  # the -gencode flags are per source (source_options)
             "-Xcompiler=-fno-gnu-unique",
@@ -205,7 +229,8 @@ def plan_compile(
         name=build.name,
         ops_id=ops_id,
         backend=backend,
-        cxx_standard=17 if torch_version < (2, 12) else 20,
+        # tvm-ffi's headers need C++17 (its CMake package asks for cxx_std_17, upstream builds with it)
+        cxx_standard=17 if is_tvm_ffi or torch_version < (2, 12) else 20,
         sources=tuple(dict.fromkeys(sources)),
         defines=tuple(defines),
         includes=tuple(dict.fromkeys(includes)),
@@ -216,6 +241,8 @@ def plan_compile(
         archs=archs,
         cuda_arch_list=tuple(sorted({str(a.base) for a in all_archs})),
         warnings=tuple(warnings),
+        tvm_ffi=is_tvm_ffi,
+        link_libraries=link_libraries,
     )
 
 
@@ -239,13 +266,24 @@ def render(plan: CompilePlan) -> dict[str, str]:
         cxx_flags=plan.cxx_flags,
         cuda_flags=plan.cuda_flags,
         source_options=plan.source_options,
+        tvm_ffi=plan.tvm_ffi,
+        link_libraries=plan.link_libraries,
+        compat_target=COMPAT_TARGET,
     )
-    return {"CMakeLists.txt": cmake, os.path.join("include", "registration.h"): template_text("registration.h")}
+    files = {"CMakeLists.txt": cmake, os.path.join("include", "registration.h"): template_text("registration.h")}
+    if plan.tvm_ffi:
+        files["glibcxx_compat.cpp"] = template_text("glibcxx_compat.cpp")
+    return files
 
 
 def render_ops_py(*, name: str, backend: str, ops_id: str) -> str:
     env = jinja2.Environment(keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
     return env.from_string(template_text("_ops.py.j2")).render(name=name, backend=backend, ops_id=ops_id)
+
+
+def render_tvm_ffi_ops_py(*, name: str, backend: str, ops_id: str) -> str:
+    env = jinja2.Environment(keep_trailing_newline=True, undefined=jinja2.StrictUndefined)
+    return env.from_string(template_text("_ops_tvm_ffi.py.j2")).render(name=name, backend=backend, ops_id=ops_id)
 
 
 def render_noarch_ops_py(*, name: str, python_name: str, uid: str) -> str:

@@ -56,6 +56,8 @@ def split_commands(
         argv = entry["arguments"] if "arguments" in entry else shlex.split(entry["command"])
         output = entry.get("output") or argv[argv.index("-o") + 1]
         source = Path(entry["file"])
+        if source.is_relative_to(scratch / "project"):
+            continue  # a generated source (CompilePlan.generated_targets): the plan step builds it
         if not source.is_relative_to(src):
             raise BuildError(f"compile command for {source}, which is outside the plan's sources {src}")
         units.append(Unit(
@@ -114,6 +116,8 @@ def write_plan(
         ninja = find_tool("ninja", toolchain.python)
         listed = _run([ninja, "-C", str(build_dir), "-t", "commands"], env=env, what="ninja -t commands")
         commands = json.loads((build_dir / "compile_commands.json").read_text())
+        if compile_plan.generated_targets:  # built here, so the link finds them in the tree
+            _run([ninja, "-C", str(build_dir), *compile_plan.generated_targets], env=env, what="ninja (generated sources)")
         top = scratch.path.parent.parent
         units, link, link_dir, module = split_commands(
             commands, listed.splitlines(), scratch=scratch.path, top=top, ops_id=ops_id

@@ -27,7 +27,7 @@ from pathlib import Path
 from filelock import FileLock
 
 from kernel_builder._files import write_atomic
-from kernel_builder.config.model import Build, Torch
+from kernel_builder.config.model import Build, Torch, TvmFfi
 from kernel_builder.errors import BuildError
 
 __all__ = ["Scratch", "build_dir", "compiled_inputs", "scratch_dir"]
@@ -39,7 +39,7 @@ def compiled_inputs(build: Build) -> tuple[list[str], list[str]]:
     """(files, include directories) of the kernel that a compile reads, relative to its root."""
     files = ["build.toml"]
     includes: list[str] = []
-    if isinstance(build.framework, Torch):
+    if isinstance(build.framework, (Torch, TvmFfi)):
         files += list(build.framework.src)
         includes += list(build.framework.include or ())
     for kernel in build.kernels.values():

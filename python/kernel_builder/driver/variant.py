@@ -24,7 +24,7 @@ from kernel_builder.errors import BuildError
 from kernel_builder._files import write_atomic
 from kernel_builder.tree.layout import clean_stale_staging, publish, staging_dir
 from kernel_builder.tree.metadata import GitStatus, Metadata, Provenance, current_provenance
-from kernel_builder.driver import cpp_deps, generate
+from kernel_builder.driver import cpp_deps, generate, tvm_ffi
 from kernel_builder.driver.assemble import copy_python_files, strip_runpath
 from kernel_builder.tree import symbols as symbols_json
 from kernel_builder.tree.checks import MANYLINUX, check_variant, manylinux_violations, objects_using, start_import_check
@@ -77,10 +77,14 @@ def target_platform() -> Platform | None:
     return Platform(cpu, os_name)
 
 
-def _check_toolchain(variant: Variant, toolchain: Toolchain) -> None:
+def _check_toolchain(variant: Variant, toolchain: Toolchain, tvm: tvm_ffi.TvmFfi | None = None) -> None:
     """Refuse a toolchain that cannot build ``variant`` (``variants.compat.buildable``);
-    a cross toolchain builds for its target, with the build Python's torch."""
-    fit = buildable(variant, toolchain_system(toolchain, target_platform()))
+    a cross toolchain builds for its target, with the build Python's torch. A tvm-ffi
+    variant must also match the tvm-ffi it compiles against (``tvm``)."""
+    system = toolchain_system(toolchain, target_platform())
+    if tvm is not None:
+        system = attrs.evolve(system, tvm_ffi_version=tvm.major_minor)
+    fit = buildable(variant, system)
     if not fit:
         raise BuildError(
             f"variant {variant} cannot be built with the toolchain Python {toolchain.python} "
@@ -142,8 +146,12 @@ def build_variant(
         raise BuildError(
             f"variant {variant}: backend {backend} is not in [general] backends {[b.value for b in build.general.backends]}"
         )
-    if variant.kind is Kind.TVM_FFI or build.is_tvm_ffi:
-        raise BuildError(f"variant {variant}: tvm-ffi kernels are not built by this kernel-builder yet")
+    if (variant.kind is Kind.TVM_FFI) != build.is_tvm_ffi:
+        expected = "a tvm-ffi name (tvm-ffi<MM>-…)" if build.is_tvm_ffi else "a torch name"
+        raise BuildError(
+            f"variant {variant} does not match build.toml: this kernel's variants have {expected}",
+            hint="run `kernel-builder list-variants` to see this kernel's variants",
+        )
     is_arch = build.is_arch_for(Backend(backend))
     if is_arch == (variant.kind is Kind.NOARCH):
         expected = "an arch name (torch<MM>-…)" if is_arch else f"torch-{backend}"
@@ -171,7 +179,9 @@ def build_variant(
             log.info(f"{variant}: import check under emulation: {target.system} Python {import_python}")
     try:
         if import_check:
-            importer = start_import_check(import_python)  # imports torch while we compile
+            # a tvm-ffi variant loads through the tvm_ffi it was built against
+            extra = (str(tvm_ffi.locate(toolchain_python, dict(os.environ)).site),) if build.is_tvm_ffi else ()
+            importer = start_import_check(import_python, extra_paths=extra)  # imports torch while we compile
         # Noarch variants compile nothing and need no scratch directory.
         scratch_context = (
             contextlib.nullcontext() if not is_arch or prebuilt_module is not None
@@ -242,17 +252,17 @@ def _assemble(
     copy_python_files(source / build.ext_dir / build.python_name, staged, build.pyext)
     metadata = Metadata.for_backend(build, ops_id, backend, provenance=provenance)
     if prebuilt is not None:
-        archs = _install_prebuilt(prebuilt, ops_id, staged, strict_manylinux)
+        archs = _install_prebuilt(prebuilt, ops_id, staged / module_name(build, ops_id), strict_manylinux)
         if archs:
             metadata = metadata.with_archs(list(archs))
-        ops_py = generate.render_ops_py(name=build.name, backend=backend, ops_id=ops_id)
+        ops_py = _render_ops_py(build, backend, ops_id)
     elif scratch is not None:
         toolchain = probe_toolchain(toolchain_python)
         archs = _compile(build, variant, ops_id, scratch, toolchain, staged, jobs, verbose, strict_manylinux,
                          narrow_cuda)
         if archs:
             metadata = metadata.with_archs(list(archs))
-        ops_py = generate.render_ops_py(name=build.name, backend=backend, ops_id=ops_id)
+        ops_py = _render_ops_py(build, backend, ops_id)
     else:
         ops_py = generate.render_noarch_ops_py(name=build.name, python_name=build.python_name, uid=uid)
     (staged / "_ops.py").write_text(ops_py)
@@ -274,6 +284,17 @@ def _save_symbols(staged: Path, metadata: Metadata, api: dict | None, variant: V
     return metadata
 
 
+def _render_ops_py(build: Build, backend: str, ops_id: str) -> str:
+    render = generate.render_tvm_ffi_ops_py if build.is_tvm_ffi else generate.render_ops_py
+    return render(name=build.name, backend=backend, ops_id=ops_id)
+
+
+def module_name(build: Build, ops_id: str) -> str:
+    """The compiled module's file name in the variant: a Python extension (``.abi3.so``),
+    or for a tvm-ffi kernel the plain library ``tvm_ffi.load_module`` opens (``.so``)."""
+    return f"{ops_id}.so" if build.is_tvm_ffi else f"{ops_id}.abi3.so"
+
+
 def make_plan(
     build: Build,
     variant: Variant,
@@ -284,7 +305,8 @@ def make_plan(
 ) -> CompilePlan:
     """The compile plan of ``variant`` in ``scratch``: what the one-variant build compiles
     and what ``driver.plan`` splits into one command per translation unit."""
-    _check_toolchain(variant, toolchain)
+    tvm = tvm_ffi.locate(toolchain.python, dict(os.environ)) if build.is_tvm_ffi else None
+    _check_toolchain(variant, toolchain, tvm)
     backend = variant.backend
     stable = variant.version if variant.kind is Kind.STABLE_ABI else None
     cuda_version = None
@@ -308,9 +330,13 @@ def make_plan(
         cuda_supported=supported,
         extra_system_includes=toolchain.nvidia_includes if backend == "cuda" else (),
         # Set by the pinned toolchain: its store paths must not end up in the module.
-        toolchain_prefix_maps=(*os.environ.get("KERNEL_BUILDER_PREFIX_MAPS", "").split(), *deps.prefix_maps),
+        toolchain_prefix_maps=(
+            *os.environ.get("KERNEL_BUILDER_PREFIX_MAPS", "").split(), *deps.prefix_maps,
+            *(() if tvm is None else (f"-ffile-prefix-map={tvm.site.as_posix()}=/tvm-ffi",)),
+        ),
         dependency_includes=deps.includes,
         dependency_defines=deps.defines,
+        tvm_ffi=tvm,
         narrow_cuda=narrow_cuda,
     )
     for warning in plan.warnings:
@@ -346,12 +372,12 @@ def _compile(
         raise
     if strict_manylinux:
         _refuse_new_glibc_symbols(library, scratch.path)
-    _install_module(library, staged, ops_id)
+    _install_module(library, staged / module_name(build, ops_id))
     return plan.archs
 
 
-def _install_prebuilt(linked: Path, ops_id: str, staged: Path, strict_manylinux: bool) -> tuple[str, ...]:
-    """Install the module of a per-object build's link output; give back its archs."""
+def _install_prebuilt(linked: Path, ops_id: str, target: Path, strict_manylinux: bool) -> tuple[str, ...]:
+    """Install the module of a per-object build's link output as ``target``; give back its archs."""
     try:
         facts = json.loads((linked / "module.json").read_text())
     except (OSError, ValueError) as exc:
@@ -365,12 +391,11 @@ def _install_prebuilt(linked: Path, ops_id: str, staged: Path, strict_manylinux:
     library = linked / facts["module"]
     if strict_manylinux:
         _refuse_new_glibc_symbols(library, linked)
-    _install_module(library, staged, ops_id)
+    _install_module(library, target)
     return tuple(facts.get("archs") or ())
 
 
-def _install_module(library: Path, staged: Path, ops_id: str) -> None:
-    target = staged / f"{ops_id}.abi3.so"
+def _install_module(library: Path, target: Path) -> None:
     shutil.copyfile(library, target)
     os.chmod(target, 0o755)
     strip_runpath(target)

@@ -210,9 +210,19 @@ module = importlib.util.module_from_spec(spec)
 sys.modules[ops_id] = module
 spec.loader.exec_module(module)
 ops_module = importlib.import_module(ops_id + "._ops")
-namespace = ops_module.add_op_namespace_prefix("x")[: -len("::x")]
-names = sorted(n for n in torch._C._dispatch_get_all_op_names() if n.startswith(namespace + "::"))
-result = {"namespace": namespace, "ops": names}
+ops = getattr(ops_module, "ops", None)
+if type(ops).__module__.startswith("tvm_ffi"):
+    # A tvm-ffi kernel: _ops opened its library with tvm_ffi.load_module. Its functions are
+    # the library's __tvm_ffi_<name> exports that the loaded module really implements.
+    import re
+    with open(path + "/" + ops_id + ".so", "rb") as f:
+        found = set(m.decode() for m in re.findall(rb"__tvm_ffi_([A-Za-z][A-Za-z0-9_]*)\0", f.read()))
+    names = sorted(n for n in found if ops.implements_function(n))
+    result = {"namespace": ops_id + " (tvm-ffi)", "ops": names}
+else:
+    namespace = ops_module.add_op_namespace_prefix("x")[: -len("::x")]
+    names = sorted(n for n in torch._C._dispatch_get_all_op_names() if n.startswith(namespace + "::"))
+    result = {"namespace": namespace, "ops": names}
 # The public API for symbols.json, by kernel_builder/tree/symbols.py (its path is argv[1]).
 spec = importlib.util.spec_from_file_location("_kernel_builder_symbols", sys.argv[1])
 symbols = importlib.util.module_from_spec(spec)
@@ -251,9 +261,13 @@ def _huge_pages_off() -> Callable[[], None] | None:
     return turn_off
 
 
-def start_import_check(python: str) -> subprocess.Popen:
-    """Start the import-check interpreter now (it imports torch and waits for a variant)."""
+def start_import_check(python: str, *, extra_paths: Iterable[str] = ()) -> subprocess.Popen:
+    """Start the import-check interpreter now (it imports torch and waits for a variant).
+    ``extra_paths`` join ``$KERNEL_BUILDER_IMPORT_PATH`` (a tvm-ffi kernel's tvm_ffi)."""
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+    joined = [p for p in (env.get("KERNEL_BUILDER_IMPORT_PATH", ""), *extra_paths) if p]
+    if joined:
+        env["KERNEL_BUILDER_IMPORT_PATH"] = os.pathsep.join(joined)
     env.pop("PYTHONPATH", None)
     return subprocess.Popen(
         [python, "-c", _IMPORT_SCRIPT, symbols.__file__],
@@ -308,6 +322,9 @@ def _importable(variant_name: str, python: str, platform: Platform | None = None
     parsed = try_parse(variant_name)
     if parsed is None:
         return None
+    if parsed.kind is Kind.TVM_FFI:
+        # the check imports the tvm_ffi the variant was built against (its import path), not the toolchain's
+        system = attrs.evolve(system, tvm_ffi_version=parsed.version)
     return importable(parsed, system).reason
 
 
@@ -408,8 +425,11 @@ def check_variant(
     errors.extend(f"ops lint: {v}" for v in lint_tree(root))
     libraries = sorted(p for p in root.iterdir() if p.is_file() and p.name.endswith(".so"))
     is_arch = parsed is not None and parsed.kind is not Kind.NOARCH
-    if is_arch and metadata is not None and not (root / f"{metadata.id}.abi3.so").is_file():
-        errors.append(f"layout: {metadata.id}.abi3.so is missing (the compiled ops module)")
+    if is_arch and metadata is not None:
+        # a tvm-ffi module is a plain library that tvm_ffi.load_module opens, not a Python extension
+        module = f"{metadata.id}.so" if parsed is not None and parsed.kind is Kind.TVM_FFI else f"{metadata.id}.abi3.so"
+        if not (root / module).is_file():
+            errors.append(f"layout: {module} is missing (the compiled ops module)")
     for library in libraries:
         abi_errors, abi_warnings = check_abi(
             library, strict_manylinux=strict_manylinux, stable_abi=parsed is not None and parsed.kind is Kind.STABLE_ABI
