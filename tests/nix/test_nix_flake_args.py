@@ -245,3 +245,60 @@ def test_every_object_sorts_before_every_link_and_variant(tmp_path: Path) -> Non
     # several kernels relu's `relu-torch…-link` must not come before relu-twin's objects.
     assert max(n.encode() for n in names["objects"]) < b"a", names
     assert all(step_of(n, variants) for n in names["objects"]), names  # and kernel-builder still reads them
+
+
+# --- issue 45 #22: each bad argument gets its own located message -----------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        ("torchVersions = 5;", r"torchVersions must be a function, got an integer \(5\); e\.g\. torchVersions = all: builtins\.filter"),
+        ('pythonCheckInputs = "einops";', r"pythonCheckInputs must be a function, got a string \(\"einops\"\); e\.g\. pythonCheckInputs = pkgs: with pkgs; \[ einops \]"),
+        ('doGetKernelCheck = "false";', r"doGetKernelCheck must be true or false, got a string \(\"false\"\)"),
+        ('system = "riscv64-linux";', r"system = \"riscv64-linux\" is not a system kernel-builder builds for; one of: aarch64-darwin, aarch64-linux, x86_64-linux"),
+    ],
+    ids=["torchVersions-not-a-function", "pythonCheckInputs-not-a-function", "doGetKernelCheck-string", "system-unknown"],
+)
+def test_a_bad_argument_value_is_named_with_what_it_should_be(tmp_path: Path, extra: str, expected: str) -> None:
+    """Before: torchVersions = 5 showed the pythonCheckInputs example, doGetKernelCheck =
+    "false" was a Nix type error inside variant.nix, an unknown system a missing attribute."""
+    kernel = _kernel(tmp_path, extra)
+    with pytest.raises(NixError, match=expected) as caught:
+        _eval(kernel, "variants")
+    assert "genKernelFlakeOutputs" in str(caught.value)
+    assert "variant.nix" not in str(caught.value) and "missing" not in str(caught.value)
+
+
+def test_a_flake_that_keeps_no_build_set_says_so(tmp_path: Path, state: Path) -> None:
+    """``torchVersions = _: [ ]``: `build` claimed build sets "that would build it" (from
+    build-sets.json, which the flake had just filtered away) and `--variant X` said "choose
+    one of: " with nothing after it. Both now name the flake's torchVersions, as a
+    configuration error (exit 3)."""
+    import os
+
+    from nix_support import kernel_builder
+
+    kernel = _kernel(tmp_path, "torchVersions = _: [ ];")
+    env = {**os.environ}
+    for args in ([], ["--variant", "torch213-cxx11-cpu-x86_64-linux"]):
+        done = kernel_builder("build", str(kernel), *args, env=env, check=False)
+        assert done.returncode == 3, done.stderr
+        assert "the kernel flake lists no variant at all" in done.stderr and "torchVersions" in done.stderr
+        assert "would build it" not in done.stderr and "choose one of" not in done.stderr
+
+
+def test_a_record_of_a_torch_version_no_build_set_has_is_not_said_to_be_published(tmp_path: Path) -> None:
+    """A torchVersions record with torch "2.99": the variant is listed, unbuildable, and its
+    reason no longer claims that torch 2.99 "is published on PyPI"."""
+    from kernel_builder.flake.flake_build import open_kernel_flake
+
+    kernel = _kernel(tmp_path, 'torchVersions = all: all ++ [ { torchVersion = "2.99"; cpu = true; systems = [ "x86_64-linux" ]; bundleBuild = true; } ];')
+    table = {entry.name: entry for entry in open_kernel_flake(kernel).table}
+    entry = table["torch299-cxx11-cpu-x86_64-linux"]
+    assert not entry.buildable
+    assert "published" not in entry.reason
+    assert entry.reason.startswith("torch 2.99 is not a torch version kernel-builder knows (build-sets.json has ")
+    assert "flake.nix" in entry.reason
+    known = table["torch213-cxx11-cpu-x86_64-linux"]
+    assert known.buildable  # the real ones are untouched

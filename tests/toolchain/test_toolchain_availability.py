@@ -78,3 +78,14 @@ def test_python_depends_name_only_what_the_import_check_lacks() -> None:
         "build.toml python-depends nvidia-cutlass-dsl: not pinned for the import check "
         "(requests.python.importCheck of the toolchain lock pins: einops, tvm-ffi)"
     )
+
+
+def test_a_torch_version_no_build_set_has_is_not_said_to_be_published() -> None:
+    """issue 45 #22: a kernel flake's torchVersions may name torch 2.99; nothing is known of it."""
+    text = unpinned_reason("2.99", "cpu", None, "x86_64-linux", lock_system="x86_64-linux", pypi_cuda=PYPI_CUDA,
+                           known_torch={"2.13", "2.9", "2.15"})
+    assert text.startswith("torch 2.99 is not a torch version kernel-builder knows (build-sets.json has 2.9, 2.13, 2.15;")
+    assert "published" not in text
+    known = unpinned_reason("2.13", "cpu", None, "x86_64-linux", lock_system="x86_64-linux", pypi_cuda=PYPI_CUDA,
+                            known_torch={"2.13"})
+    assert "published on PyPI" in known  # a real release keeps where it is published

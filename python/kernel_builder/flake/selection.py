@@ -39,11 +39,19 @@ def select_variants(
 ) -> tuple[list[str], list[str]]:
     """Pick variants from the flake's variant table: ``(selected, skip notes)``.
 
-    Explicit ``variants`` must exist and be buildable here (else ``ConfigError`` naming the
-    reason); otherwise every bundle variant of the chosen ``backends`` (and, given
+    An empty table (the flake's ``torchVersions`` kept nothing) is a ``ConfigError`` saying
+    so, before any other reason could be guessed. Explicit ``variants`` must exist and be
+    buildable here (else ``ConfigError`` naming the reason); otherwise every bundle variant of the chosen ``backends`` (and, given
     ``systems``, only the arch variants of those Nix systems: ``aarch64-linux`` ones are
     cross-built on x86_64) that has a toolchain, with a note for each one that has none.
     """
+    if not table:
+        raise ConfigError(
+            "the kernel flake lists no variant at all: its flake.nix's genKernelFlakeOutputs arguments "
+            "(torchVersions) keep no build set, or build.toml's torch bounds exclude every one",
+            hint="check torchVersions in flake.nix (it gets every default build set and returns those to build); "
+            "`kernel-builder list-variants --explain --system all` shows what build.toml alone allows",
+        )
     known_systems = {entry.system for entry in table if entry.system is not None}
     for system in systems:
         if system not in known_systems:

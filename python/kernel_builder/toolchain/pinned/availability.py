@@ -50,13 +50,22 @@ def unpinned_reason(
     lock_system: str,
     pypi_cuda: Mapping[str, str],
     cross: Mapping[str, Sequence[str]] | None = None,
+    known_torch: Collection[str] | None = None,
 ) -> str:
     """Why the build set (``torch``, ``backend``, ``backend_version``) on ``system`` has no
     pinned toolchain: ``pypi_cuda`` maps each pinned torch (``2.13``) to the CUDA version of
     its PyPI build (what the lock's ``cuda`` map says), which tells when a CUDA build is on
-    PyPI under another CUDA version."""
+    PyPI under another CUDA version. ``known_torch`` holds the torch versions of
+    build-sets.json: only of those is anything said about where they are published (a
+    kernel flake's ``torchVersions`` may name any version, such as one that does not exist)."""
     if not lock_system:
         return "no pinned toolchain: the toolchain lock (nix/toolchain-lock.json or $KERNEL_BUILDER_TOOLCHAIN_LOCK) cannot be read"
+    if known_torch is not None and torch not in known_torch:
+        return (
+            f"torch {torch} is not a torch version kernel-builder knows (build-sets.json has "
+            f"{', '.join(sorted(known_torch, key=_version_key))}; a torchVersions record in the kernel's flake.nix "
+            f"may have named it): no pinned toolchain builds it"
+        )
     targets = cross or {}
     if system != lock_system and system in targets:
         return (
@@ -86,9 +95,15 @@ def why_not_pinned(
 ) -> str:
     """``unpinned_reason`` with the facts of the toolchain lock at ``lock`` (default: the
     one ``$KERNEL_BUILDER_TOOLCHAIN_LOCK`` or kernel-builder names)."""
+    from kernel_builder.variants.buildsets import load_build_sets  # lazy: read only to explain a refusal
+
     lock_system, pypi_cuda = lock_facts(lock)
     return unpinned_reason(torch, backend, backend_version, system, lock_system=lock_system, pypi_cuda=pypi_cuda,
-                           cross=cross_build_sets(lock))
+                           cross=cross_build_sets(lock), known_torch={b.torch for b in load_build_sets()})
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(part) if part.isdigit() else 0 for part in version.split("."))
 
 
 def unpinned_python_depends(names: Sequence[str], pinned: Collection[str]) -> str | None:
