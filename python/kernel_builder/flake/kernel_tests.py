@@ -80,7 +80,7 @@ class TestOutcome:
         part = lines[start:]
         if len(part) > max_lines:
             part = [f"... ({len(part) - max_lines} lines above; full log: {self.log})", *part[-max_lines:]]
-        return "\n".join(part)
+        return nix.printable("\n".join(part))
 
 
 def _read_bounded(path: Path) -> str:
@@ -88,7 +88,7 @@ def _read_bounded(path: Path) -> str:
     with path.open("rb") as f:
         size = f.seek(0, 2)
         f.seek(max(0, size - _LOG_READ_LIMIT))
-        return f.read().decode(errors="replace")
+        return nix.printable(f.read().decode(errors="replace"))  # a test's escape sequences never reach the terminal
 
 
 def parse_outcome(variant: str, out: Path) -> TestOutcome:
@@ -102,8 +102,8 @@ def parse_outcome(variant: str, out: Path) -> TestOutcome:
         raise BuildError(f"the kernel-test run of {variant} at {out} has no readable record: {exc}") from None
     if status not in STATUSES:
         raise BuildError(f"the kernel-test run of {variant} at {out} has an unknown status {status!r}")
-    stopped_in = record.get("test") if status in ("crashed", "timed-out") else None
-    message = str(record.get("message") or "")
+    stopped_in = nix.printable(str(record["test"])) if status in ("crashed", "timed-out") and record.get("test") else None
+    message = nix.printable(str(record.get("message") or ""))
     summary = next((m.group(1) for m in map(_SUMMARY.match, reversed(log_text.splitlines())) if m), "")
     if status in ("crashed", "timed-out", "usage-error", "error"):
         summary = f"{status}: {message}"
@@ -118,9 +118,9 @@ def parse_outcome(variant: str, out: Path) -> TestOutcome:
             for key in ("tests", "failures", "errors", "skipped"):
                 counts[key] = counts.get(key, 0) + int(suite.get(key, "0"))
             for case in suite.iter("testcase"):
-                name = f"{case.get('classname', '')}::{case.get('name', '')}".strip(":")
+                name = nix.printable(f"{case.get('classname', '')}::{case.get('name', '')}".strip(":"))
                 for child in case:
-                    first = (child.get("message") or child.text or "").strip().splitlines()
+                    first = nix.printable(child.get("message") or child.text or "").strip().splitlines()
                     entry = Failure(name, first[0] if first else "")
                     if child.tag in ("failure", "error"):
                         failures.append(entry)

@@ -60,6 +60,7 @@ __all__ = [
     "nix_executable",
     "parse_log_line",
     "per_object_parts",
+    "printable",
     "run_nix",
     "shell_command",
     "target_of",
@@ -183,6 +184,14 @@ def nix_executable() -> str:
 # -- running nix ------------------------------------------------------------------------
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
+# What a terminal acts on rather than prints: CSI sequences (colours, cursor moves, clearing
+# the screen), OSC (window titles, hyperlinks, clipboard writes), DCS/SOS/PM/APC strings,
+# other two-byte ESC sequences, and C1's one-byte CSI.
+_ESCAPE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[PX^_][^\x1b]*(?:\x1b\\)?"
+    r"|\x1b[ -/]*[0-~]|\x9b[0-?]*[ -/]*[@-~]"
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _FAILED = re.compile(r"builder for '(/nix/store/[^']+\.drv)' failed")
 # A remote builder Nix could not use (it then tries another machine, or builds locally).
 _CANNOT_BUILD_ON = re.compile(r"^cannot build on '([^']+)': (?:error: )?(.*)", re.S)
@@ -404,10 +413,19 @@ def _tail(text: str, n: int) -> str:
     return "\n".join(text.strip().splitlines()[-n:])
 
 
+def printable(text: str) -> str:
+    """``text`` safe to relay to a terminal: escape sequences dropped, every other control
+    character but newline and tab shown as ``\\xNN`` (a lone carriage return too, so a line
+    cannot overwrite what was printed before it). The policy for everything a build or a
+    kernel's tests print that kernel-builder passes on (docs/reliability.md)."""
+    text = _ESCAPE.sub("", text.replace("\r\n", "\n"))
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
+
+
 def parse_log_line(line: str) -> BuildEvent | None:
     """Turn one ``--log-format internal-json`` line into an event (``None`` for the rest)."""
     if not line.startswith("@nix "):
-        text = _ANSI.sub("", line).rstrip()
+        text = printable(line).rstrip()
         return BuildEvent("error", text=text) if text.startswith("error:") else None
     try:
         data = json.loads(line[5:])
@@ -429,9 +447,9 @@ def parse_log_line(line: str) -> BuildEvent | None:
     if action == "stop":
         return BuildEvent("stop", text=str(data["id"]))
     if action == "result" and data.get("type") == _RES_BUILD_LOG_LINE:
-        return BuildEvent("log", text=_ANSI.sub("", str(data["fields"][0])), drv=str(data["id"]))
+        return BuildEvent("log", text=printable(str(data["fields"][0])), drv=str(data["id"]))
     if action == "msg":
-        text = _ANSI.sub("", str(data.get("msg", "")))
+        text = printable(str(data.get("msg", "")))
         builder = _CANNOT_BUILD_ON.match(text)
         if builder:
             return BuildEvent("builder-error", machine=builder.group(1), text=builder.group(2).strip())
