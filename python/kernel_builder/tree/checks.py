@@ -410,6 +410,9 @@ def check_variant(
     if parsed is None:
         errors.append(f"name: {name!r} is not a variant name (e.g. torch213-cxx11-cpu-x86_64-linux or torch-cpu)")
     if metadata is not None:
+        if metadata.unknown_keys:  # ignored by every reader (as kernels 0.19.1 does): a typo or a newer builder's
+            warnings.append(f"metadata: metadata.json has keys kernel-builder does not know, which loaders ignore: "
+                            f"{', '.join(metadata.unknown_keys)}")
         python_name = python_name or metadata.name.replace("-", "_")
         if parsed is not None and metadata.backend.type.value != parsed.backend:
             errors.append(f"metadata: backend.type is {metadata.backend.type.value} but the variant is {parsed.backend}")

@@ -7,8 +7,11 @@ upstream, source, python-depends, kernel-depends, backend, build-layout, digest,
 as 2-space pretty JSON. ``build-layout`` is ``files`` (the default, not written: the package
 is the variant directory) or ``zip`` (the package is ``<id>.zip`` in the variant directory,
 as PyPI ``kernels`` 0.19 reads it).
-Reading ignores unknown keys, so newer files stay readable, but rejects malformed known
-keys with a message naming the file and the key.
+Reading ignores unknown keys, as PyPI ``kernels`` 0.19.1 does, so newer files stay
+readable; it records them (``unknown_keys``) so that ``check`` can warn about them (a typo,
+or a key of a newer builder), and rejects malformed known keys with a message naming the
+file and the key. A file over ``METADATA_LIMIT`` bytes is refused by every reader (the
+policy is stated in docs/reliability.md).
 """
 
 from __future__ import annotations
@@ -60,6 +63,9 @@ BUILD_LAYOUTS = ("files", "zip")
 
 # A metadata.json holds a digest line per file: 16 MiB is some 100,000 files.
 METADATA_LIMIT = 16 << 20
+# The top-level keys this builder writes and reads (``Metadata.to_json``'s order).
+KNOWN_KEYS = ("name", "id", "version", "kernels-minver", "license", "upstream", "source", "python-depends",
+              "kernel-depends", "backend", "build-layout", "digest", "provenance")
 
 
 class MetadataError(CheckError, ValueError):
@@ -156,6 +162,8 @@ class Metadata:
     digest: Digest | None = None
     provenance: Provenance | None = None
     build_layout: str = attrs.field(default="files", validator=attrs.validators.in_(BUILD_LAYOUTS))
+    # top-level keys of the file read that are not KNOWN_KEYS: ignored, kept for check's warning
+    unknown_keys: tuple[str, ...] = attrs.field(default=(), converter=tuple, eq=False, repr=False)
 
     # -- building ----------------------------------------------------------------------
     @classmethod
@@ -252,6 +260,7 @@ class Metadata:
             digest=_digest_from_json(data.get("digest")),
             provenance=_provenance_from_json(data.get("provenance")),
             build_layout=_build_layout(data),
+            unknown_keys=sorted(str(key) for key in data if key not in KNOWN_KEYS),
         )
 
     @classmethod
