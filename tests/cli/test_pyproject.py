@@ -214,7 +214,7 @@ def test_pip_wheel_builds_a_wheel_whose_op_runs(kernel: Path, tmp_path: Path) ->
         "print(relu.ops)\n" % str(target)
     )
     ran = subprocess.run(
-        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+        [sys.executable, "-c", script], cwd=dist, capture_output=True, text=True, timeout=300,
         env={**env, "PYTHONPATH": str(target)},
     )
     assert ran.returncode == 0, ran.stderr
@@ -225,3 +225,39 @@ def test_pip_wheel_builds_a_wheel_whose_op_runs(kernel: Path, tmp_path: Path) ->
     assert done.returncode == 0, done.stderr
     shutil.rmtree(kernel / ".pyproject-build")
     assert _snapshot(kernel) == before
+
+
+@pytest.mark.slow
+def test_pip_install_editable_imports_from_the_kernel_sources(kernel: Path, tmp_path: Path) -> None:
+    before = _snapshot(kernel)
+    assert _cli("create-pyproject", "--no-compile-commands", str(kernel)).returncode == 0
+    prefix = tmp_path / "prefix"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    installed = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-e", ".", "--no-build-isolation", "--no-deps", "--no-index",
+         "--prefix", str(prefix)],
+        cwd=kernel, capture_output=True, text=True, timeout=900, env=env,
+    )
+    assert installed.returncode == 0, installed.stdout[-4000:] + installed.stderr[-4000:]
+    site = next(prefix.glob("lib/python*/site-packages"))
+    package = kernel / "torch-ext" / "relu"
+    script = (
+        "import site; site.addsitedir(%r)\n"
+        "import torch, relu\n"
+        "x = torch.randn(1000)\n"
+        "assert torch.equal(relu.relu(x), torch.relu(x))\n"
+        "print(relu.__file__)\n" % str(site)
+    )
+    elsewhere = tmp_path / "elsewhere"  # not tmp_path: its relu/ (the kernel) would be a namespace package
+    elsewhere.mkdir()
+    ran = subprocess.run([sys.executable, "-c", script], cwd=elsewhere, capture_output=True, text=True, timeout=300, env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.strip() == str(package / "__init__.py")
+
+    # the editable install's module and _ops.py are pip's products: clean leaves them
+    assert _cli("clean-pyproject", str(kernel)).returncode == 0
+    after = _snapshot(kernel)
+    made_by_pip = {rel for rel in after if rel.startswith(".pyproject-build")}
+    made_by_pip |= {"torch-ext/relu/_ops.py"} | {rel for rel in after if rel.startswith("torch-ext/relu/_relu_cpu_")}
+    assert {rel: after[rel] for rel in after if rel not in made_by_pip} == before
+    assert len(made_by_pip - {rel for rel in made_by_pip if rel.startswith(".pyproject-build")}) == 2
