@@ -19,11 +19,18 @@ The copy's flake.nix is the kernel's, less the ``self`` input attributes newer N
 (``inputs.self.submodules = true``, as kernels-community's deep-gemm writes, and
 ``self.lfs``): they only say what a git source fetches, the copy is a ``path:`` flake that
 already holds the checked-out submodules, and Nix 2.8 refuses the whole flake for them.
+
+The copy's flake.lock is the kernel's, less its ``kernel-builder`` input (``lock_for_copy``):
+every build overrides that input, so its locked entry is never used, and the entry a Nix
+2.26 or later writes for a relative ``path:`` input (no ``narHash``, a ``parent``) makes Nix
+2.8 refuse the whole lock ("lockfile contains mutable lock") even beside
+``--override-input``. A lock left with no input is not copied at all.
 """
 
 from __future__ import annotations
 
 import base64
+import json
 import os
 import re
 from collections.abc import Iterator
@@ -34,8 +41,9 @@ from kernel_builder.config.model import Build
 from kernel_builder._files import UnsafeFile, check_inside, content_dir, read_regular, walk_inside
 from kernel_builder.errors import ConfigError
 
-__all__ = ["is_secret_key", "kernel_files", "prepare_kernel_source", "without_self_fetch_attrs"]
+__all__ = ["is_secret_key", "kernel_files", "lock_for_copy", "prepare_kernel_source", "without_self_fetch_attrs"]
 
+_BUILDER_INPUT = "kernel-builder"  # the input every build overrides (kernel_flake.py)
 _KEEP = 24  # kernel source copies kept in the state directory
 _FLAKE_FILES = ("flake.nix", "flake.lock", "CARD.md")
 _EXTRA_DIRS = ("benchmarks", "tests")
@@ -53,6 +61,34 @@ def without_self_fetch_attrs(flake_nix: bytes) -> bytes:
     replaced by as many spaces so that Nix's line:column in an error still points at the
     kernel's own file (see the module docstring)."""
     return _SELF_FETCH_ATTR.sub(lambda m: b" " * len(m.group(0)), flake_nix)
+
+
+def lock_for_copy(flake_lock: bytes) -> bytes | None:
+    """``flake_lock`` without the root's ``kernel-builder`` input and the nodes only it
+    reached; ``None`` when no input is left (see the module docstring). A lock that is not a
+    lock file's JSON is kept as it is: Nix then names what is wrong with it."""
+    try:
+        lock = json.loads(flake_lock)
+        nodes, root = lock["nodes"], lock["root"]
+        inputs = nodes[root].get("inputs", {})
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return flake_lock
+    if not isinstance(inputs, dict) or _BUILDER_INPUT not in inputs:
+        return flake_lock
+    del inputs[_BUILDER_INPUT]
+    if not inputs:
+        nodes[root].pop("inputs")
+    reached, todo = set(), [root]
+    while todo:  # nodes named directly; a `follows` path (a list) names no node of its own
+        name = todo.pop()
+        if name in reached or not isinstance(nodes.get(name), dict):
+            continue
+        reached.add(name)
+        todo += [spec for spec in (nodes[name].get("inputs") or {}).values() if isinstance(spec, str)]
+    if reached == {root}:
+        return None
+    lock["nodes"] = {name: node for name, node in nodes.items() if name in reached}
+    return (json.dumps(lock, indent=2) + "\n").encode()
 
 
 def is_secret_key(path: Path) -> bool:
@@ -149,5 +185,14 @@ def prepare_kernel_source(kernel_dir: Path, state: Path) -> Path:
         data = [(rel, read_regular(kernel_dir / rel)) for rel in files]
     except UnsafeFile as exc:  # swapped for a FIFO (or grown) since the walk
         raise _unsafe(exc) from None
-    data = [(rel, without_self_fetch_attrs(content) if rel == "flake.nix" else content) for rel, content in data]
-    return content_dir(state / "kernel-sources", data, keep=_KEEP)
+    copied: list[tuple[str, bytes]] = []
+    for rel, content in data:
+        if rel == "flake.nix":
+            content = without_self_fetch_attrs(content)
+        elif rel == "flake.lock":
+            kept = lock_for_copy(content)
+            if kept is None:
+                continue
+            content = kept
+        copied.append((rel, content))
+    return content_dir(state / "kernel-sources", copied, keep=_KEEP)

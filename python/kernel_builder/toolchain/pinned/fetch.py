@@ -6,7 +6,9 @@ added with ``nix-store --add-fixed sha256``: the store path is then exactly the 
 fixed-output derivation in ``nix/toolchains/pinned.nix`` names, so Nix treats it as
 already fetched. Artifacts already in the store are skipped (idempotent); a file whose
 hash differs is refused before anything is added for it. One file lock per state
-directory keeps concurrent runs from racing.
+directory keeps concurrent runs from racing. Everything goes through Nix's own commands, so
+the store seeded is the one Nix is pointed at (``NIX_CONFIG``'s ``store = local?root=DIR``,
+``NIX_REMOTE``, a daemon), not necessarily ``/nix/store`` on this file system.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import hashlib
 import logging
 import os
 import shutil
+import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -23,8 +26,9 @@ from pathlib import Path
 import attrs
 from filelock import FileLock, Timeout
 
+from kernel_builder import _children
 from kernel_builder.errors import ConfigError, NixError
-from kernel_builder.flake.nix import invalid_paths, run_nix
+from kernel_builder.flake.nix import invalid_paths, nix_argv, nix_env, run_nix, shell_command
 from kernel_builder.toolchain.pinned.clients import apt_arch_args, extract_seed, nar_sha256, pip_env, pip_platform_args, run_tool, wheel_machine
 from kernel_builder.toolchain.pinned.lockfile import Artifact, Seed, ToolchainLock
 from kernel_builder.toolchain.pinned.roots import register_roots
@@ -176,7 +180,8 @@ def fetch(
                 named = _verified(downloaded[artifact.key], artifact)
                 added_bytes += named.stat().st_size
                 _add_fixed(named, artifact.store_path)
-                named.unlink()
+                if seed is None or artifact.key != seed.deb:  # the seed is taken from this file below
+                    named.unlink()
                 tick(artifact.file)
             if seed is not None and seed.store_path in missing:
                 _add_seed(seed, lock, work)
@@ -212,9 +217,27 @@ def _remove(work: Path) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
+def _store_copy(store_path: str, into: Path) -> Path:
+    """A copy of the store file ``store_path`` read through Nix (``nix store cat``), so it
+    works for any store Nix is pointed at (``NIX_CONFIG``'s ``store = local?root=DIR``, a
+    daemon), whose files need not be at ``store_path`` on this file system."""
+    into.parent.mkdir(parents=True, exist_ok=True)
+    argv = nix_argv("store", "cat", store_path)
+    with open(into, "wb") as out, _children.supervised(argv, env=nix_env(), stdin=subprocess.DEVNULL, stdout=out,
+                                                        stderr=subprocess.PIPE) as proc:
+        _, stderr = proc.communicate()
+    if proc.returncode != 0:
+        raise NixError(f"`{shell_command(argv)}` failed (exit {proc.returncode}):\n{stderr.decode(errors='replace')[-2000:]}",
+                       hint="check that the store Nix is pointed at holds it: rerun `kernel-builder toolchain fetch`")
+    return into
+
+
 def _add_seed(seed: Seed, lock: ToolchainLock, work: Path) -> None:
-    """The seed directory out of its (now stored, verified) ``.deb``, checked by NAR hash."""
-    deb = Path(lock.artifacts[seed.deb].store_path)
+    """The seed directory out of its (now stored, verified) ``.deb``, checked by NAR hash:
+    the file this fetch downloaded, else the store's copy read through Nix."""
+    deb = work / "debs" / "named" / seed.deb  # where _verified put it
+    if not deb.is_file():
+        deb = _store_copy(lock.artifacts[seed.deb].store_path, work / "seed-deb" / lock.artifacts[seed.deb].file)
     seed_dir = extract_seed(deb, seed.member, seed.name, work / "seed")
     got = nar_sha256(seed_dir)
     if got != seed.nar_sha256:
