@@ -27,6 +27,7 @@ from nix_support import EXAMPLES, PYTHON, copy_kernel, kernel_builder
 
 REPO = Path(__file__).resolve().parents[2]
 VARIANT = "tvm-ffi01-cpu-x86_64-linux"
+CUDA_VARIANT = "tvm-ffi01-cu130-x86_64-linux"
 EXAMPLE = EXAMPLES / "add-tvm-ffi"
 
 
@@ -43,9 +44,10 @@ def test_the_example_is_named_as_kernels_names_tvm_ffi_variants() -> None:
     from kernels._internals.variants import TvmFfi, parse_variant
 
     names = matrix(load(EXAMPLE), load_build_sets(), "x86_64-linux").names
-    assert names == [VARIANT]
-    parsed = parse_variant(VARIANT)
-    assert isinstance(parsed.framework, TvmFfi) and str(parsed.framework.version) == "0.1"
+    assert names == [VARIANT, "tvm-ffi01-cu126-x86_64-linux", CUDA_VARIANT, "tvm-ffi01-cu132-x86_64-linux"]
+    for name in names:
+        parsed = parse_variant(name)
+        assert isinstance(parsed.framework, TvmFfi) and str(parsed.framework.version) == "0.1"
 
 
 def test_the_plan_compiles_against_tvm_ffi_not_torch(tmp_path: Path) -> None:
@@ -159,3 +161,36 @@ def test_build_local_uses_the_given_tvm_ffi(tmp_path: Path) -> None:
     assert "GLIBCXX_3.4.26" not in done.stderr
     (module,) = (kernel / "build" / VARIANT).glob("*.so")
     assert module.name.endswith(".so") and not module.name.endswith(".abi3.so")
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(1500)
+def test_the_cuda_variant_builds_hermetically_and_loads_through_tvm_ffi(tmp_path: Path) -> None:
+    """The CUDA runtime is linked statically (CMake's default for the CUDA language), so the
+    module needs neither torch nor a CUDA wheel to load; running it needs a GPU, which the
+    import check does not: it only opens the library and looks its functions up."""
+    kernel = copy_kernel("add-tvm-ffi", tmp_path / "add-tvm-ffi", git=False, salt=True)
+    env = {**os.environ, "KERNEL_BUILDER_STATE_DIR": str(tmp_path / "state")}
+    done = kernel_builder("build", str(kernel), "--variant", CUDA_VARIANT, "-j", "1", "--cores", "2", "-L", env=env)
+    assert f"{CUDA_VARIANT}: registered ops: add_cuda" in done.stderr, done.stderr[-3000:]
+    variant = kernel / "build" / CUDA_VARIANT
+    metadata = json.loads((variant / "metadata.json").read_text())
+    assert metadata["backend"] == {"type": "cuda", "archs": ["8.0", "9.0"]}
+    module = variant / f"{metadata['id']}.so"
+    assert list(kernel_abi_check.ObjectFile(str(module)).check_manylinux("manylinux_2_28")) == []
+    needed = subprocess.run(["readelf", "-d", str(module)], capture_output=True, text=True, check=True).stdout
+    assert "[libtvm_ffi.so]" in needed and "libcudart" not in needed and "libtorch" not in needed
+    assert b"/nix/store/" not in module.read_bytes()
+    out = _run_with_kernels(pinned_tvm_ffi_site(), (
+        "import sys, importlib.util, tvm_ffi, torch\n"
+        f"path = {str(variant)!r}\n"
+        "spec = importlib.util.spec_from_file_location('add_cuda_build', path + '/__init__.py', submodule_search_locations=[path])\n"
+        "mod = importlib.util.module_from_spec(spec); sys.modules['add_cuda_build'] = mod; spec.loader.exec_module(mod)\n"
+        "from add_cuda_build._ops import ops\n"
+        "print(ops.implements_function('add_cuda'), ops.implements_function('add_cpu'))\n"
+        "try:\n"
+        "    mod.add(torch.ones(2), torch.ones(2), torch.empty(2))\n"
+        "except NotImplementedError as exc:\n"
+        "    print(exc)\n"
+    ))
+    assert out.splitlines() == ["True False", "this build of add-tvm-ffi has no cpu implementation"]

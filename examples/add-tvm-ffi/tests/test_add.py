@@ -15,18 +15,22 @@ import torch
 from kernels import get_local_kernel
 
 BUILD = Path(os.environ.get("KERNEL_BUILD_DIR", Path(__file__).resolve().parents[1] / "build"))
+# The CUDA variant where torch has a GPU (the variant kernels picks there), else the CPU one.
+DEVICE = "cuda" if torch.cuda.is_available() else "cpu"
 
 
 @pytest.fixture(scope="module")
 def add_tvm_ffi():
-    return get_local_kernel(BUILD)
+    """The CPU variant (NumPy arrays live on the CPU)."""
+    return get_local_kernel(BUILD, backend="cpu")
 
 
-def test_add_torch(add_tvm_ffi) -> None:
-    a = torch.arange(-8, 8, dtype=torch.float32)
-    b = torch.full((16,), 0.5)
+def test_add_torch() -> None:
+    kernel = get_local_kernel(BUILD, backend=DEVICE)
+    a = torch.arange(-8, 8, dtype=torch.float32, device=DEVICE)
+    b = torch.full((16,), 0.5, device=DEVICE)
     out = torch.empty_like(a)
-    assert add_tvm_ffi.add(a, b, out) is out
+    assert kernel.add(a, b, out) is out
     torch.testing.assert_close(out, a + b)
 
 

@@ -10,10 +10,11 @@ from ._ops import ops
 
 def add(a, b, out):
     """``out = a + b``; gives back ``out``."""
-    device = tvm_ffi.from_dlpack(out).device
-    if device.type != "cpu":
-        raise NotImplementedError(f"add-tvm-ffi has no {device.type} implementation")
-    ops.add_cpu(tvm_ffi.from_dlpack(out), tvm_ffi.from_dlpack(a), tvm_ffi.from_dlpack(b))
+    out_t, a_t, b_t = (tvm_ffi.from_dlpack(x) for x in (out, a, b))
+    function = getattr(ops, f"add_{out_t.device.type}", None)  # this variant's backend only
+    if function is None:
+        raise NotImplementedError(f"this build of add-tvm-ffi has no {out_t.device.type} implementation")
+    function(out_t, a_t, b_t)
     return out
 
 
