@@ -122,8 +122,12 @@ def test_the_example_builds_hermetically_and_kernels_runs_it(tmp_path: Path) -> 
     assert "[libtvm_ffi.so]" in needed and "libtorch" not in needed and "RUNPATH" not in needed
     for path in variant.rglob("*"):
         assert b"/nix/store/" not in path.read_bytes(), path
+    # `check` imports it again, with this venv's Python, which has no tvm_ffi: said plainly
+    refused = kernel_builder("check", str(kernel / "build"), env=env, check=False)
+    assert refused.returncode != 0
+    assert "is a tvm-ffi kernel and" in refused.stdout + refused.stderr and "cannot import tvm_ffi" in refused.stdout + refused.stderr
     site = pinned_tvm_ffi_site()
-    # `check` imports it again, with this venv's Python: tvm_ffi comes on the import path
+    # with tvm_ffi on the import path it passes
     check = kernel_builder("check", str(kernel / "build"), env={**env, "KERNEL_BUILDER_IMPORT_PATH": str(site)})
     assert check.returncode == 0
     out = _run_with_kernels(site, (

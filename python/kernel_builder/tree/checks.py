@@ -289,6 +289,10 @@ def import_check(
     stdout, stderr = proc.communicate(f"{variant_dir}\t{ops_id}\n", timeout=600)
     if proc.returncode != 0:
         module = missing_module(stderr.splitlines())
+        if module == "tvm_ffi":
+            return [f"import: the variant is a tvm-ffi kernel and {python} cannot import tvm_ffi: install "
+                    "apache-tvm-ffi into it, or put a site-packages directory holding tvm_ffi on "
+                    f"$KERNEL_BUILDER_IMPORT_PATH:\n{stderr.strip()[-1500:]}"], [], None
         if module is not None:
             return [f"import: the variant imports module {module!r}, which {python} does not have (a Python package "
                     f"it needs is declared in build.toml's python-depends):\n{stderr.strip()[-1500:]}"], [], None
