@@ -305,3 +305,25 @@ def test_a_kernel_that_does_not_compile_shows_its_first_compile_error(tmp_path: 
     assert "the variant does not build: compile error" in done.stderr, done.stderr[-3000:]
     assert "relu_cpu.cpp:" in done.stderr and "error:" in done.stderr
     assert "builder for '/nix/store" not in done.stderr
+
+
+HOSTILE_TESTS["escapes"] = '''
+import sys
+
+
+def test_hostile_escapes():
+    sys.stdout.write("\\x1b]0;pwned\\x07\\x1b[2J\\x1b[Hscreen cleared\\rover\\n")
+    assert False, "\\x1b[2J\\x1b]8;;http://x.invalid\\x1b\\\\link\\x07bell"
+'''
+
+
+@pytest.mark.timeout(900)
+def test_a_tests_terminal_escapes_never_reach_the_terminal(relu: Path, env: dict[str, str]) -> None:
+    """issue 45 #25: `test`'s report relays the test's output and failure message; with -L
+    the run's log lines too. Escape sequences are dropped, other controls shown as \\xNN."""
+    for args in ((), ("-L",)):
+        code, rows, stderr = _hostile(relu, env, "escapes", *args)
+        assert code == 8, stderr[-3000:]
+        assert rows[0]["failed"] == ["tests.test_hostile_escapes::test_hostile_escapes"]
+        assert "\x1b" not in stderr and "\x07" not in stderr and "\r" not in stderr, repr(stderr[-3000:])
+        assert "link\\x07bell" in stderr  # the failure message, made harmless, still shown
