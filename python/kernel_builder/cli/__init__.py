@@ -42,6 +42,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "upload": ("kernel_builder.cli.upload", "upload", "Publish built variants to the Hugging Face Hub."),
     "info": ("kernel_builder.cli.loader", "info", "Show a kernel's metadata (Hub repo or local path)."),
     "describe-api": ("kernel_builder.cli.loader", "describe_api", "List a kernel's public functions and layers (symbols.json)."),
+    "variants": ("kernel_builder.cli.loader", "variants", "List a kernel's build variants and which ones this machine loads."),
     "versions": ("kernel_builder.cli.loader", "versions", "List a repo's versions and which variant this machine loads."),
     "lock": ("kernel_builder.cli.loader", "lock", "Write kernels.lock for a project's kernel dependencies."),
     "download": ("kernel_builder.cli.loader", "download", "Download the locked kernels of a project."),

@@ -1,4 +1,4 @@
-"""``info``, ``describe-api``, ``versions``, ``lock`` and ``download``: inspect and fetch published kernels.
+"""``info``, ``describe-api``, ``variants``, ``versions``, ``lock`` and ``download``: inspect and fetch published kernels.
 
 Thin Click commands over ``kernel_builder.loader``; results go to stdout, progress and
 errors to stderr. Nothing here imports torch or huggingface_hub at import time.
@@ -13,7 +13,7 @@ import click
 from kernel_builder.cli import output
 from kernel_builder.errors import KernelBuilderError, LoadError
 
-__all__ = ["info", "describe_api", "versions", "lock", "download"]
+__all__ = ["info", "describe_api", "variants", "versions", "lock", "download"]
 
 
 def _dash(value: object) -> str:
@@ -167,6 +167,148 @@ def _symbols_file(kernel: str, *, revision: str | None, version: int | None) -> 
             raise missing
         path = client.download_file(kernel, remote, target.commit, cache.cache_root())
     return path, {"repo_id": kernel, "revision": label, "variant": variant}
+
+
+class _VersionParam(click.ParamType):
+    """An integer kernel version, or ``latest``."""
+
+    name = "N|latest"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int | str:
+        if isinstance(value, int) or value == "latest":
+            return value
+        try:
+            return int(str(value))
+        except ValueError:
+            self.fail(f"{value!r}: version must be an integer or 'latest'", param, ctx)
+
+
+@click.command("variants")
+@click.argument("kernel", metavar="REPO_OR_PATH")
+@click.option("--all-versions", is_flag=True, help="Every vN branch (default: the highest only).")
+@click.option("--version", "version", type=_VersionParam(), default=None, help="Kernel version N (the branch vN), or 'latest'.")
+@click.option("--revision", default=None, help="A branch, tag or commit instead of a version.")
+@click.option("--only-compatible", is_flag=True, help="Only the variants this machine can load.")
+@click.option("--json", "as_json", is_flag=True, help="Print the decisions as JSON.")
+def variants(
+    kernel: str, all_versions: bool, version: int | str | None, revision: str | None, only_compatible: bool, as_json: bool
+) -> None:
+    """List a kernel's build variants and whether this machine can load each (and why not).
+
+    REPO_OR_PATH is a Hub repo id (its highest vN branch; --version N, --all-versions or
+    --revision choose others) or a local directory holding build/. The variant this machine
+    would load is marked `preferred`, the other loadable ones `compatible`; each rejected one
+    says why. As PyPI `kernels variants` (0.19.1) prints it; `versions` is the older form.
+
+    \b
+    Example:
+      kernel-builder variants kernels-community/relu
+      kernel-builder variants kernels-community/relu --all-versions --only-compatible
+      kernel-builder variants ./relu --json
+    """
+    from kernel_builder.variants.system import detect_system  # lazy: imports torch, only for a lookup
+
+    if sum((all_versions, version is not None, revision is not None)) > 1:
+        raise LoadError("Only one of --all-versions, --version or --revision can be specified")
+    local = Path(kernel).expanduser()
+    if local.is_dir():
+        if all_versions or version is not None or revision is not None:
+            raise LoadError("--all-versions, --version and --revision cannot be used with a local path")
+        listings = [(None, None, _local_variant_names(local))]
+    else:
+        listings = _hub_variant_names(kernel, all_versions=all_versions, version=version, revision=revision)
+    system = detect_system()
+    results = []
+    for number, ref, names in listings:
+        decisions = _decisions(system, names, only_compatible=only_compatible)
+        if as_json:
+            results.append({"version": number, "revision": ref, "variants": decisions})
+            continue
+        label = f"Path {kernel}" if ref is None and number is None else (
+            f"Version {number}" if number is not None else f"Revision {ref}"
+        )
+        lines = [
+            f"{d['variant']} {'compatible, preferred' if d['preferred'] else 'compatible'} ✅" if d["compatible"]
+            else f"{d['variant']}: {d['reason']}"
+            for d in decisions
+        ]
+        text = "\n".join(lines) or ("No compatible variants found." if only_compatible else "No build variants found.")
+        output.result(f"{label}:\n\n{text}")
+    if as_json:
+        if local.is_dir():
+            output.result_json({"path": kernel, "variants": results[0]["variants"]})
+        else:
+            output.result_json({"repo_id": kernel, "revisions": results})
+
+
+def _decisions(system: object, names: list[str], *, only_compatible: bool) -> list[dict[str, object]]:
+    """Every variant's decision, best first (``variants.resolve``): ``variant``,
+    ``compatible``, ``preferred``, ``reason``. Names that are no variant names are left out
+    with a warning, as PyPI ``kernels`` does."""
+    from kernel_builder.variants.names import try_parse  # lazy: only for a lookup
+    from kernel_builder.variants.resolve import VariantAccepted, resolve  # lazy: as above
+
+    parsable = []
+    for name in names:
+        if try_parse(name) is None:
+            output.warn(f"{name!r} is not a build variant name; left out")
+        else:
+            parsable.append(name)
+    resolution = resolve(system, parsable)  # type: ignore[arg-type]
+    decisions = resolution.accepted if only_compatible else resolution.decisions
+    return [
+        {
+            "variant": d.variant,
+            "compatible": isinstance(d, VariantAccepted),
+            "preferred": d.variant == resolution.best,
+            "reason": None if isinstance(d, VariantAccepted) else d.reason,
+        }
+        for d in decisions
+    ]
+
+
+def _local_variant_names(path: Path) -> list[str]:
+    """The variant directories of a kernel directory's build/ (or of a build/ directory itself)."""
+    from kernel_builder.loader.local import list_variant_dirs  # lazy: only for a lookup
+    from kernel_builder.variants.names import try_parse  # lazy: as above
+
+    for base in (path / "build", path):
+        names = list_variant_dirs(base)
+        if any(try_parse(n) is not None for n in names):
+            return names
+    raise LoadError(f"No build variants found in: {path / 'build'}", hint="build the kernel first, or pass the directory that holds build/")
+
+
+def _hub_variant_names(
+    repo_id: str, *, all_versions: bool, version: int | str | None, revision: str | None
+) -> list[tuple[int | None, str, list[str]]]:
+    """(version, ref, variant names) for each selected revision of a Hub repo; ref is the
+    branch's full name (``refs/heads/vN``) for a version, else the revision as given."""
+    from kernel_builder.hub.download import HubClient, is_offline  # lazy: Hub access only for a Hub kernel
+    from kernel_builder.loader.fetch import Target, available_versions, select_revision, variant_names  # lazy: as above
+
+    offline = is_offline()
+    client = None if offline else HubClient()
+    if revision is not None:
+        target = select_revision(repo_id, revision=revision, version=None, offline=offline, client=client)
+        return [(None, revision, variant_names(target, offline=offline, client=client))]
+    versions = available_versions(repo_id, offline=offline, client=client)
+    if version is not None and version != "latest":
+        if version not in versions:
+            listing = ", ".join(str(v) for v in sorted(versions))
+            raise LoadError(f"Version {version} not found, available versions: {listing}")
+        selected = [int(version)]
+    elif not versions:
+        raise LoadError(f"Repository does not support kernel versions: {repo_id}", hint="pass --revision (a branch, tag or commit)")
+    elif all_versions:
+        selected = sorted(versions)
+    else:
+        selected = [max(versions)]
+    out = []
+    for number in selected:
+        target = Target(repo_id, f"v{number}", versions[number], number)
+        out.append((number, f"refs/heads/v{number}", variant_names(target, offline=offline, client=client)))
+    return out
 
 
 @click.command("versions")
