@@ -74,7 +74,7 @@ def info(kernel: str, revision: str | None, version: int | None, as_json: bool, 
 
 
 def _tree_lines(tree: dict, prefix: str = "") -> list[str]:
-    """``|-- a`` / ``\`-- b`` lines, children indented under their parent."""
+    """Tree lines as PyPI kernels prints them (``|-- a``, a backquote before the last child), children indented."""
     lines = []
     for index, (repo_id, below) in enumerate(tree.items()):
         last = index == len(tree) - 1
