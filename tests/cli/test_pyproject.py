@@ -50,10 +50,13 @@ def _snapshot(root: Path) -> dict[str, str]:
     return found
 
 
+_NOT_SOURCES = shutil.ignore_patterns("build", "result", "__pycache__", "flake.lock")
+
+
 @pytest.fixture
 def kernel(tmp_path: Path) -> Path:
     target = tmp_path / "relu"
-    shutil.copytree(RELU, target, ignore=shutil.ignore_patterns("build", "result", "__pycache__", "flake.lock"))
+    shutil.copytree(RELU, target, ignore=_NOT_SOURCES)
     return target
 
 
@@ -219,6 +222,20 @@ def test_pip_wheel_builds_a_wheel_whose_op_runs(kernel: Path, tmp_path: Path) ->
     )
     assert ran.returncode == 0, ran.stderr
     assert "_relu_cpu_" in ran.stdout
+
+    # both paths agree: the same CMake project and flags as `build --local`, the same bytes
+    other = tmp_path / "other" / "relu"
+    shutil.copytree(RELU, other, ignore=_NOT_SOURCES)
+    local = subprocess.run(
+        [sys.executable, "-m", "kernel_builder", "build", "--local", str(other)], capture_output=True, text=True,
+        timeout=900, env={**env, "KERNEL_BUILDER_STATE_DIR": str(tmp_path / "state")},
+    )
+    assert local.returncode == 0, local.stderr[-4000:]
+    (variant,) = (other / "build").iterdir()
+    (module,) = variant.glob("_relu_cpu_*.abi3.so")
+    (wheel_module,) = (target / "relu").glob("_relu_cpu_*.abi3.so")
+    assert wheel_module.name == module.name
+    assert wheel_module.read_bytes() == module.read_bytes()
 
     # pip's build directory is pip's; everything create-pyproject wrote goes again
     done = _cli("clean-pyproject", str(kernel))

@@ -23,10 +23,10 @@ from kernel_builder.driver import generate
 from kernel_builder.driver.generate import CompilePlan
 from kernel_builder.driver.scratch import Scratch
 from kernel_builder.driver.variant import make_plan
-from kernel_builder.pyenv import Toolchain
+from kernel_builder.pyenv import Toolchain, probe_cuda
 from kernel_builder.variants.names import Kind, Variant
 
-__all__ = ["GENERATED_DIR", "KERNEL_DIR_VAR", "ProjectFiles", "project_files", "relocate"]
+__all__ = ["GENERATED_DIR", "KERNEL_DIR_VAR", "ProjectFiles", "project_files", "record_sources_as_built", "relocate"]
 
 GENERATED_DIR = "cmake"  # the module's CMake project, registration.h and _ops.py
 KERNEL_DIR_VAR = "${KB_KERNEL_DIR}"
@@ -67,6 +67,27 @@ def relocate(plan: CompilePlan, kernel_dir: Path) -> CompilePlan:
     return attrs.evolve(plan, **{f.name: fix(getattr(plan, f.name)) for f in attrs.fields(CompilePlan)})
 
 
+def record_sources_as_built(plan: CompilePlan, kernel_dir: Path, scratch: Scratch) -> CompilePlan:
+    """``plan`` with the kernel's sources recorded (``-ffile-prefix-map``) at the path a
+    variant build records them: it compiles copies in its scratch directory's ``src/``, and
+    its later scratch map wins over its source map. The module pip builds is then
+    byte-identical to ``build --local``'s."""
+    scratch_prefix = f"-ffile-prefix-map={scratch.path.as_posix()}="
+    mapped = next((f[len(scratch_prefix):] for f in plan.cxx_flags if f.startswith(scratch_prefix)), None)
+    if mapped is None:
+        return plan
+    in_scratch = Scratch(scratch.path, keep=False).src.relative_to(scratch.path).as_posix()
+    source_prefix = f"-ffile-prefix-map={kernel_dir.as_posix()}="
+
+    def fix(flag: str) -> str:
+        body = flag.removeprefix("-Xcompiler=")
+        if not body.startswith(source_prefix):
+            return flag
+        return flag[: len(flag) - len(body)] + f"{source_prefix}{mapped}/{in_scratch}"
+
+    return attrs.evolve(plan, cxx_flags=tuple(map(fix, plan.cxx_flags)), cuda_flags=tuple(map(fix, plan.cuda_flags)))
+
+
 def _template(name: str) -> jinja2.Template:
     text = resources.files("kernel_builder.pyproject").joinpath("templates", name).read_text()
     env = jinja2.Environment(keep_trailing_newline=True, undefined=jinja2.StrictUndefined, autoescape=False)
@@ -93,11 +114,13 @@ def _torch_requirement(variant: Variant, toolchain: Toolchain) -> str:
 def project_files(build: Build, kernel_dir: Path, variant: Variant, ops_id: str, toolchain: Toolchain) -> ProjectFiles:
     """Every file ``create-pyproject`` writes except compile_commands.json (made by running
     CMake on these). ``kernel_dir`` is absolute."""
-    plan = make_plan(build, variant, ops_id, _KernelDirScratch(kernel_dir), toolchain)
-    portable = relocate(plan, kernel_dir)
+    scratch = _KernelDirScratch(kernel_dir)
+    plan = make_plan(build, variant, ops_id, scratch, toolchain)
+    portable = relocate(record_sources_as_built(plan, kernel_dir, scratch), kernel_dir)
     module = generate.render(portable)
     major, minor = toolchain.torch_major_minor
     torch_requirement = _torch_requirement(variant, toolchain)
+    toolkit = probe_cuda() if variant.backend == "cuda" else None
     facts = {
         "variant": variant.name,
         "name": build.name,
@@ -109,6 +132,9 @@ def project_files(build: Build, kernel_dir: Path, variant: Variant, ops_id: str,
         "cuda": "" if variant.backend != "cuda" or toolchain.cuda_major_minor is None
         else "{}.{}".format(*toolchain.cuda_major_minor),
         "cuda_arch_list": plan.cuda_arch_list,
+        "nvcc": toolkit.nvcc if toolkit else "",
+        "cuda_home": toolkit.home if toolkit else "",
+        "nvrtc": toolchain.nvrtc[0] if toolchain.nvrtc else "",
         "torch_requirement": torch_requirement,
         "version": str(build.general.version),
         "dependencies": _dependencies(build, variant.backend, torch_requirement),
