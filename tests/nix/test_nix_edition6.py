@@ -133,3 +133,26 @@ def test_an_edition6_twin_builds_the_same_bytes(tmp_path: Path) -> None:
     assert sorted(after) == sorted(before)
     differing = [name for name in before if before[name] != after[name]]
     assert differing == []
+
+
+def test_a_rust_components_cargo_manifest_is_an_input_in_nix_as_in_python(tmp_path: Path) -> None:
+    """inputs.nix names the files Build.input_paths names, cargo-manifest included (it
+    enters the backend's source; editing it rebuilds that backend's variants)."""
+    from kernel_builder.config.model import Backend
+
+    (tmp_path / "r" / "src").mkdir(parents=True)
+    (tmp_path / "r" / "src" / "lib.rs").write_text("")
+    (tmp_path / "r" / "Cargo.toml").write_text("")
+    (tmp_path / "build.toml").write_text(
+        '[general]\nname = "rk"\nversion = 1\nedition = 6\nlicense = "mit"\nbackends = ["cpu"]\n\n[tvm-ffi]\n\n'
+        '[kernel.r]\nlanguage = "rust-cpu"\nsrc = ["r/src/lib.rs"]\ncargo-manifest = "r/Cargo.toml"\n'
+    )
+    python = load(tmp_path).input_paths(Backend.CPU)
+    assert "r/Cargo.toml" in python
+    got = nix_eval(
+        f"let c = import {REPO}/nix/lib/pure/kernel-config.nix {tmp_path}; i = import {REPO}/nix/lib/pure/inputs.nix; in"
+        f" [ (i.inputPaths c \"cpu\") (map (rel: i.keepSource c \"cpu\" rel \"regular\") [ \"r/Cargo.toml\" \"r/src/lib.rs\" ]) ]"
+    )
+    inputs, kept = got  # type: ignore[misc]
+    assert sorted(python) == sorted({*inputs["files"], *inputs["includeDirs"], inputs["extDir"]})
+    assert kept == [True, True]
