@@ -476,7 +476,9 @@ def build(
     are delivered as they happen (start/stop of each derivation, log lines with the
     derivation they belong to), so a caller can show live progress. With ``keep_going``
     the outputs of the targets that did not fail are returned too: nix prints no JSON when
-    any target fails, so their paths come from evaluation (nothing is built twice).
+    any target fails, so their paths come from evaluation (nothing is built twice). With
+    ``options.sandbox`` off (host-toolchain builds) the targets are first evaluated with it
+    on (``_instantiated``), and only their derivations are built outside it.
     """
     keys = list(targets)
     if not options.sandbox:  # evaluate (and build what evaluation needs) in the sandbox first
