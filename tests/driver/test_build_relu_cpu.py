@@ -45,7 +45,7 @@ def test_layout_is_flat_with_the_abi3_module(built):
     ops_id = results[0].ops_id
     assert ops_id.startswith("_relu_cpu_")
     assert sorted(p.name for p in variant.iterdir()) == sorted(
-        ["__init__.py", "layers.py", "_ops.py", f"{ops_id}.abi3.so", "metadata.json"]
+        ["__init__.py", "layers.py", "_ops.py", f"{ops_id}.abi3.so", "metadata.json", "symbols.json"]
     )
     ops_py = (variant / "_ops.py").read_text()
     assert f"from . import {ops_id}" in ops_py and f'f"{ops_id}::{{op_name}}"' in ops_py
@@ -58,7 +58,7 @@ def test_metadata_and_digest(built):
     assert metadata.name == "relu" and metadata.id == results[0].ops_id and metadata.version == 1
     assert metadata.backend.type.value == "cpu" and metadata.backend.archs is None
     assert metadata.digest is not None and validate_digest(variant, metadata.digest) == []
-    assert set(metadata.digest.files) == {"__init__.py", "layers.py", "_ops.py", f"{metadata.id}.abi3.so"}
+    assert set(metadata.digest.files) == {"__init__.py", "layers.py", "_ops.py", f"{metadata.id}.abi3.so", "symbols.json"}
     assert metadata.provenance is not None and metadata.provenance.kernel is not None
 
 

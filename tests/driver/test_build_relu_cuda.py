@@ -75,7 +75,7 @@ def test_layout_digest_and_no_runpath(built):
     metadata = Metadata.read(variant / "metadata.json")
     assert metadata.id.startswith("_relu_cuda_")
     assert sorted(p.name for p in variant.iterdir()) == sorted(
-        ["__init__.py", "layers.py", "_ops.py", f"{metadata.id}.abi3.so", "metadata.json"]
+        ["__init__.py", "layers.py", "_ops.py", f"{metadata.id}.abi3.so", "metadata.json", "symbols.json"]
     )
     assert metadata.digest is not None and validate_digest(variant, metadata.digest) == []
     assert "RUNPATH" not in run(["readelf", "-d", str(variant / f"{metadata.id}.abi3.so")]).stdout
