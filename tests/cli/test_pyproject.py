@@ -11,9 +11,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,9 @@ from kernel_builder.config import load
 from kernel_builder.driver.generate import CompilePlan
 from kernel_builder.errors import ConfigError
 from kernel_builder.pyproject.manifest import MANIFEST, Manifest, changed, read_manifest
+from kernel_builder.pyenv import find_tool
 from kernel_builder.pyproject.project import relocate
+from toolchains import torch214_python
 
 RELU = Path(__file__).resolve().parents[2] / "examples" / "relu"
 WRITTEN = {
@@ -278,3 +282,97 @@ def test_pip_install_editable_imports_from_the_kernel_sources(kernel: Path, tmp_
     made_by_pip |= {"torch-ext/relu/_ops.py"} | {rel for rel in after if rel.startswith("torch-ext/relu/_relu_cpu_")}
     assert {rel: after[rel] for rel in after if rel not in made_by_pip} == before
     assert len(made_by_pip - {rel for rel in made_by_pip if rel.startswith(".pyproject-build")}) == 2
+
+
+def test_cmake_stops_when_the_torch_is_not_the_one_the_project_was_written_for(kernel: Path, tmp_path: Path) -> None:
+    assert _cli("create-pyproject", "--no-compile-commands", str(kernel)).returncode == 0
+    fake = tmp_path / "fake" / "torch"  # a torch 2.99 that only answers the project's question
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text("__version__ = '2.99.0'\n\nclass version:\n    cuda = None\n")
+    (fake / "utils.py").write_text("cmake_prefix_path = '/nonexistent'\n")
+    cmake = find_tool("cmake", sys.executable)
+    done = subprocess.run(
+        [cmake, "-S", str(kernel), "-B", str(tmp_path / "b"), f"-DPython3_EXECUTABLE={sys.executable}"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(fake.parent)},
+    )
+    assert done.returncode != 0
+    said = " ".join((done.stdout + done.stderr).split())
+    assert "written for torch213-cxx11-cpu-x86_64-linux (torch 2.13)" in said
+    assert "has torch 2.99.0" in said and "kernel-builder create-pyproject --toolchain-python" in said
+
+
+CUDA_VARIANT = "torch214-cxx11-cu130-x86_64-linux"
+
+
+@pytest.fixture(scope="module")
+def cuda_wheel(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
+    """relu's pip project for torch 2.14.1 + CUDA 13.0, built (no GPU needed) and installed."""
+    python = torch214_python()
+    root = tmp_path_factory.mktemp("cuda-pyproject")
+    kernel = root / "relu"
+    shutil.copytree(RELU, kernel, ignore=_NOT_SOURCES)
+    done = _cli("create-pyproject", "--toolchain-python", python, str(kernel))
+    assert done.returncode == 0, done.stderr
+    assert read_manifest(kernel / MANIFEST).variant == CUDA_VARIANT
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_")}
+    built = subprocess.run(
+        [python, "-m", "pip", "wheel", "--no-build-isolation", "--no-deps", "--no-index", "-w", str(root / "dist"), "."],
+        cwd=kernel, capture_output=True, text=True, timeout=1200, env=env,
+    )
+    assert built.returncode == 0, built.stdout[-4000:] + built.stderr[-4000:]
+    (wheel,) = (root / "dist").glob("relu-1-*.whl")
+    target = root / "site"
+    installed = subprocess.run(
+        [python, "-m", "pip", "install", "--no-deps", "--no-index", "--target", str(target), str(wheel)],
+        capture_output=True, text=True, timeout=300, env=env,
+    )
+    assert installed.returncode == 0, installed.stderr
+    return python, target
+
+
+def _cuobjdump(python: str) -> str:
+    """PyPI nvidia-cuda-cuobjdump (the test extra, or the toolchain's), else PATH."""
+    sites = [sysconfig.get_paths()["purelib"]]
+    sites.append(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                                capture_output=True, text=True, check=True).stdout.strip())
+    for site in sites:
+        for candidate in sorted(Path(site, "nvidia").glob("*/bin/cuobjdump")):
+            return str(candidate)
+    found = shutil.which("cuobjdump")
+    if found is None:
+        pytest.fail("cuobjdump not found: pip install nvidia-cuda-cuobjdump (it is in the test extra)")
+    return found
+
+
+@pytest.mark.slow
+def test_cuda_wheel_has_the_kernels_archs_and_registers_its_op_for_cuda(cuda_wheel: tuple[str, Path]) -> None:
+    python, target = cuda_wheel
+    (module,) = (target / "relu").glob("_relu_cuda_*.abi3.so")
+    listing = subprocess.run([_cuobjdump(python), "--list-elf", str(module)], capture_output=True, text=True, check=True).stdout
+    assert sorted(set(re.findall(r"\.sm_(\d+[af]?)\.cubin", listing))) == ["80", "90"]  # cuda-capabilities 8.0, 9.0
+    ops_id = module.name.removesuffix(".abi3.so")
+    script = (
+        "import torch, relu\n"
+        f"print(torch._C._dispatch_has_kernel_for_dispatch_key('{ops_id}::relu', 'CUDA'))\n"
+    )
+    ran = subprocess.run([python, "-c", script], cwd=target.parent, capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "PYTHONPATH": str(target)})
+    assert ran.returncode == 0, ran.stderr
+    assert ran.stdout.split()[-1] == "True"
+
+
+@pytest.mark.slow
+def test_cuda_wheel_op_matches_torch_on_a_gpu(cuda_wheel: tuple[str, Path]) -> None:
+    python, target = cuda_wheel
+    env = {**os.environ, "PYTHONPATH": str(target)}
+    probe = subprocess.run([python, "-c", "import torch; print(torch.cuda.is_available())"],
+                           capture_output=True, text=True, timeout=300, env=env)
+    if probe.stdout.strip() != "True":
+        pytest.skip("needs an NVIDIA GPU to run the CUDA relu op; this machine has none")
+    script = (
+        "import torch, relu\n"
+        "x = torch.randn(4096, device='cuda')\n"
+        "assert torch.equal(relu.relu(x), torch.relu(x))\n"
+    )
+    ran = subprocess.run([python, "-c", script], cwd=target.parent, capture_output=True, text=True, timeout=300, env=env)
+    assert ran.returncode == 0, ran.stderr
