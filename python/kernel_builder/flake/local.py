@@ -14,6 +14,8 @@ directory (``local_build_root``), so the next build recompiles only what changed
 from __future__ import annotations
 
 import hashlib
+import logging  # noqa: F401  imported before our at-fork hooks are registered: see _terminate
+import os
 import signal
 import sys
 import threading
@@ -139,4 +141,43 @@ def build_local(
 
 
 def _terminate(signum: int, frame: object) -> None:
+    """SIGTERM: unwind as SystemExit, so the running variant's staging directory is removed.
+
+    Python runs a signal handler between any two bytecodes, also inside the at-fork callbacks
+    every ``subprocess`` spawn runs (logging's lock release), where an exception is printed as
+    "Exception ignored" and dropped: the build went on and exited 0. A signal that arrives
+    during a fork is therefore sent again once the fork's callbacks are done."""
+    if _fork.active:
+        _fork.pending = signum
+        return
     raise SystemExit(128 + signum)
+
+
+class _ForkState:
+    """Whether this process is inside its at-fork callbacks, and a signal held meanwhile."""
+
+    active = False
+    pending: int | None = None
+
+
+_fork = _ForkState()
+
+
+def _before_fork() -> None:
+    _fork.active = True
+
+
+def _after_fork_in_child() -> None:  # a child that does not exec handles its signals itself
+    _fork.active, _fork.pending = False, None
+
+
+def _after_fork_in_parent() -> None:
+    _fork.active = False
+    signum, _fork.pending = _fork.pending, None
+    if signum is not None:  # delivered again from outside the callbacks
+        threading.Timer(0.01, os.kill, (os.getpid(), signum)).start()
+
+
+# Registered after logging's (imported above): "before" hooks run in reverse order of
+# registration and "after" hooks in order, so ours enclose logging's lock handling.
+os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)
