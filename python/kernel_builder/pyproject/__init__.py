@@ -23,7 +23,7 @@ import attrs
 
 from kernel_builder._files import write_atomic
 from kernel_builder.config import load
-from kernel_builder.config.model import Build
+from kernel_builder.config.model import Backend, Build
 from kernel_builder.driver.compile import build_env
 from kernel_builder.driver.ops_id import ops_identifier, unique_id
 from kernel_builder.errors import BuildError, ConfigError
@@ -32,7 +32,7 @@ from kernel_builder.pyenv import Toolchain, find_tool, probe_toolchain
 from kernel_builder.pyproject.manifest import MANIFEST, Manifest, changed, file_state, read_manifest, sha256, write_manifest
 from kernel_builder.pyproject.project import ProjectFiles, project_files
 from kernel_builder.variants.compat import compilable_here
-from kernel_builder.variants.names import parse
+from kernel_builder.variants.names import Kind, parse
 
 __all__ = ["MANIFEST", "CleanResult", "CreateResult", "choose_variant", "clean_pyproject", "create_pyproject"]
 
@@ -146,6 +146,12 @@ def create_pyproject(
         chosen = parse(name)
     except ValueError as exc:
         raise BuildError(str(exc), hint="run `kernel-builder list-variants` to see valid names") from None
+    backend = Backend(chosen.backend)
+    if chosen.kind not in (Kind.TORCH, Kind.STABLE_ABI) or backend not in build.general.backends or not build.is_arch_for(backend):
+        raise BuildError(
+            f"variant {chosen} is not one of this kernel's compiled variants",
+            hint="pick an arch variant of one of its backends (`kernel-builder list-variants`)",
+        )
     if not compilable_here(chosen):
         raise BuildError(
             f"variant {chosen}: no toolchain for {chosen.backend} exists on this machine",
@@ -166,12 +172,14 @@ def create_pyproject(
         )
     dirs = sorted({*_new_dirs(kernel_dir, targets), *(previous.dirs if previous else ())})
     recorded = dict(previous.files) if previous else {}
+    recorded.update({rel: sha256(data) for rel, data in wanted.items()})
+    # Recorded before anything is written: whatever stops this run (a failed CMake configure
+    # included), clean-pyproject has a record of every file it may have written. A file not
+    # replaced yet differs from its record, so clean refuses it rather than guess.
+    write_manifest(kernel_dir, Manifest(chosen.name, recorded, tuple(dirs)))
     for rel, data in wanted.items():
         (kernel_dir / rel).parent.mkdir(parents=True, exist_ok=True)
         write_atomic(kernel_dir / rel, data)
-        recorded[rel] = sha256(data)
-    # Recorded before CMake runs: a failed configure still leaves clean-pyproject a full record.
-    write_manifest(kernel_dir, Manifest(chosen.name, recorded, tuple(dirs)))
     if compile_commands:
         data = _compile_commands(kernel_dir, project, toolchain)
         write_atomic(kernel_dir / COMPILE_COMMANDS, data)
