@@ -58,17 +58,8 @@ let
     exit "$status"
   '';
 in
-derivation {
+import ./script-program.nix {
   name = "${config.name}-${variant}-ci-test";
-  inherit system script;
-  builder = toolchain.builder;
-  PATH = toolchain.env.PATH;
-  outputs = [ "out" ];
-  args = [ "-c" ''
-    set -eu
-    mkdir -p "$out/bin"
-    printf '%s' "$script" > "$out/bin/ci-test"
-    chmod 555 "$out/bin/ci-test"
-  '' ];
-  preferLocalBuild = true;
+  program = "ci-test";
+  inherit system toolchain script;
 }

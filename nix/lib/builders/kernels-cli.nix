@@ -15,17 +15,5 @@ let
   '';
 in
 # named `kernels`, so that `nix run` finds bin/kernels under any Nix (meta.mainProgram too)
-derivation {
-  name = "kernels";
-  inherit system script;
-  builder = toolchain.builder;
-  PATH = toolchain.env.PATH;
-  outputs = [ "out" ];
-  args = [ "-c" ''
-    set -eu
-    mkdir -p "$out/bin"
-    printf '%s' "$script" > "$out/bin/kernels"
-    chmod 555 "$out/bin/kernels"
-  '' ];
-  preferLocalBuild = true;
-} // { meta.mainProgram = "kernels"; }
+(import ./script-program.nix { name = "kernels"; program = "kernels"; inherit system toolchain script; })
+// { meta.mainProgram = "kernels"; }
