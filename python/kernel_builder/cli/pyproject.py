@@ -42,10 +42,11 @@ def create_pyproject(
     a torch upgrade) rewrites its own unchanged files.
 
     \b
-    Example:
-      kernel-builder create-pyproject examples/relu
-      cd examples/relu && pip wheel --no-build-isolation --no-deps -w dist .
-      kernel-builder clean-pyproject examples/relu
+    Example (docs/pyproject.md has the whole walk-through):
+      kernel-builder create-pyproject my-kernel
+      (cd my-kernel && pip wheel --no-build-isolation --no-deps -w dist .)
+      (cd my-kernel && pip install --no-build-isolation -e .)   # or editable
+      kernel-builder clean-pyproject my-kernel
     """
     from kernel_builder.pyproject import create_pyproject as create  # lazy: torch probes and CMake are not for --help
 
@@ -77,8 +78,8 @@ def clean_pyproject(directory: Path, dry_run: bool) -> None:
 
     \b
     Example:
-      kernel-builder clean-pyproject --dry-run examples/relu
-      kernel-builder clean-pyproject examples/relu
+      kernel-builder clean-pyproject --dry-run my-kernel
+      kernel-builder clean-pyproject my-kernel
     """
     from kernel_builder.pyproject import clean_pyproject as clean  # lazy: keeps --help to this module
 
