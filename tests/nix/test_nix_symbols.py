@@ -78,3 +78,16 @@ def test_kernels_0_19_1_describe_api_prints_it(relu: Path, env: dict[str, str]) 
     ours = kernel_builder("describe-api", str(relu), "--json", env=env)
     assert json.loads(ours.stdout) == json.loads(theirs.stdout)
     assert json.loads(ours.stdout)["variant"] == CPU213
+
+
+@pytest.mark.timeout(1800)
+def test_a_cross_built_aarch64_variant_gets_the_same_symbols_from_its_check_under_qemu(
+    relu: Path, env: dict[str, str], tmp_path: Path
+) -> None:
+    cross = "torch213-cxx11-cpu-aarch64-linux"
+    kernel = copy_kernel("relu", tmp_path / "relu")
+    done = kernel_builder("build", str(kernel), "--variant", cross, "-j", "1", "-L", env=env)
+    assert f"{cross}: import check under emulation" in done.stderr
+    variant = kernel / "build" / cross
+    assert (variant / "symbols.json").read_text() == (relu / "build" / CPU213 / "symbols.json").read_text()
+    assert "symbols.json" in json.loads((variant / "metadata.json").read_text())["digest"]["files"]
