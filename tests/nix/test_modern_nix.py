@@ -20,7 +20,7 @@ from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.flake.kernel_source import lock_for_copy
 from kernel_builder.toolchain.pinned.fetch import download_debs, fetch
 from kernel_builder.toolchain.pinned.lockfile import Artifact, load_lock
-from nix_support import EXAMPLES, REPO, copy_kernel, environ_set, snapshot_builder
+from nix_support import EXAMPLES, REPO, commit_all, copy_kernel, environ_set, salt_sources, snapshot_builder
 
 SYSTEM = "x86_64-linux"
 TRACKED_EXAMPLES = sorted(
@@ -139,3 +139,180 @@ def test_fetch_seeds_a_store_under_another_directory(tmp_path: Path, monkeypatch
 
 def _download(deb: Artifact, into: Path) -> Path:
     return download_debs([deb], into / "download")[deb.key]
+
+
+# -- Nix 2.26 itself (slow: Debian 13's nix-bin in a private prefix and a private store) ------
+
+MODERN_NIX_SCRIPT = REPO / ".ci" / "modern-nix.sh"
+RELU_CPU = "torch213-cxx11-cpu-x86_64-linux"
+
+
+@attrs.define
+class ModernNix:
+    """Debian 13's Nix with its own configuration, run in a mount namespace of its own
+    where ``nix_dir`` is mounted on /nix: its store is the ordinary /nix/store to it (a
+    `local?root=` store would hand `builtins.path` filters the paths under that root), and
+    nothing it does reaches this machine's /nix. ``shared`` store paths of this machine's
+    store are bind-mounted read-only into it (``share``), so the toolchain (GBs) is not copied."""
+
+    bin: Path
+    conf: Path
+    nix_dir: Path
+    host_store: Path
+    shared: list[str] = attrs.field(factory=list)
+
+    def env(self) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k not in ("NIX_CONFIG", "NIX_REMOTE", "NIX_PATH")}
+        return {**env, "PATH": f"{self.bin}:{env.get('PATH', '')}", "NIX_CONF_DIR": str(self.conf),
+                "SHARED": " ".join(Path(p).name for p in self.shared)}
+
+    def run(self, *args: str, cwd: Path, program: str = "nix", stdin: bytes | None = None) -> str:
+        script = ('mount --bind /nix/store "$0" && mount --bind "$1" /nix && '
+                  'for p in $SHARED; do mount --bind -o ro "$0/$p" "/nix/store/$p" || exit 1; done && shift && exec "$@"')
+        argv = ["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                str(self.host_store), str(self.nix_dir), str(self.bin / program), *args]
+        done = subprocess.run(argv, cwd=cwd, env=self.env(), input=stdin, capture_output=True, check=False)
+        assert done.returncode == 0, f"{program} {' '.join(args)} (Nix 2.26) failed:\n{done.stderr.decode()[-3000:]}"
+        return done.stdout.decode()
+
+    def share(self, paths: list[str]) -> None:
+        """Make ``paths`` (a closure, valid in this machine's store) valid in this store too:
+        each bind-mounted in every later ``run``, registered from Nix 2.8's own database
+        dump (``--dump-db`` / ``--load-db``, a format both versions read)."""
+        store = self.nix_dir / "store"
+        for path in paths:
+            point = store / Path(path).name
+            if Path(path).is_dir():
+                point.mkdir(exist_ok=True)
+            else:
+                point.touch()
+        dump = subprocess.run([nix._sibling("nix-store"), "--dump-db", *paths], capture_output=True, check=True,
+                              env=nix.nix_env()).stdout
+        self.shared = sorted(set(self.shared) | set(paths))
+        self.run("--load-db", cwd=self.nix_dir, program="nix-store", stdin=dump)
+
+    def store_file(self, store_path: str) -> Path:
+        """Where a path of this store is on this machine's file system."""
+        return self.nix_dir / Path(store_path).relative_to("/nix")
+
+
+@pytest.fixture(scope="module")
+def modern(tmp_path_factory: pytest.TempPathFactory) -> ModernNix:
+    done = subprocess.run(["bash", str(MODERN_NIX_SCRIPT)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f".ci/modern-nix.sh failed:\n{done.stderr[-3000:]}"
+    bin_dir = Path(done.stdout.strip().splitlines()[-1])
+    base = tmp_path_factory.mktemp("nix-2.26")
+    registry = base / "registry.json"
+    registry.write_text('{"flakes": [], "version": 2}\n')
+    conf = base / "conf"
+    conf.mkdir()
+    # Debian 13's nix-bin puts its bash-static into every sandbox as /bin/sh: so does this one
+    (conf / "nix.conf").write_text(
+        "experimental-features = nix-command flakes\nbuild-users-group =\nsubstituters =\n"
+        f"flake-registry = {registry}\nsandbox = true\nsandbox-paths = /bin/sh={bin_dir / 'bash-static'}\n"
+        "warn-dirty = false\n"
+    )
+    (base / "nix" / "store").mkdir(parents=True)
+    (base / "nix" / "store").chmod(0o1775)
+    (base / "host-store").mkdir()
+    found = ModernNix(bin_dir, conf, base / "nix", base / "host-store")
+    version = found.run("--version", cwd=base).split()[-1]
+    assert tuple(int(x) for x in version.split(".")[:2]) >= (2, 26), version
+    assert found.run("config", "show", "sandbox-paths", cwd=base).strip() == f"/bin/sh={bin_dir / 'bash-static'}"
+    return found
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout's builder and examples, committed in a git repository of their own
+    (the examples' `path:../..` is this repository's root); relu's sources salted, so no
+    store holds its variant yet."""
+    root = snapshot_builder(tmp_path_factory.mktemp("repo"))
+    for name in TRACKED_EXAMPLES:
+        shutil.copytree(EXAMPLES / name, root / "examples" / name, ignore=shutil.ignore_patterns("build", "__pycache__", "result*", "flake.lock"))
+    salt_sources(root / "examples" / "relu")
+    commit_all(root, init=True)
+    return root
+
+
+def _variants_2_8(kernel: Path) -> list[str]:
+    return nix.eval_json(".#variants", flake_args=["--no-write-lock-file"], cwd=str(kernel))  # type: ignore[return-value]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", TRACKED_EXAMPLES)
+def test_examples_evaluate_with_nix_2_26(name: str, modern: ModernNix, repo: Path) -> None:
+    """Each example's kernel flake, as plain Nix 2.26 sees it: the first command writes the
+    lock, later ones read it back (the relative input then reaches the library as
+    `<source>/examples/<name>/../..`); the variants are those Nix 2.8 lists, and relu's
+    torch213 CPU variant is the very derivation Nix 2.8 makes. (Not compared: the command
+    that writes the lock, whose `self` has the commit's revision, while Nix 2.8 and the
+    later commands see the tree the new lock made dirty, and name the kernel by build.toml.)"""
+    kernel = repo / "examples" / name
+    expected = _variants_2_8(kernel)
+    attr = f".#redistributable.{RELU_CPU}.drvPath"
+    drv = nix.eval_json(attr, flake_args=["--no-write-lock-file"], cwd=str(kernel)) if name == "relu" else None
+    assert json.loads(modern.run("eval", "--json", ".#variants", cwd=kernel)) == expected
+    assert (kernel / "flake.lock").is_file()
+    assert json.loads(modern.run("eval", "--json", ".#variants", cwd=kernel)) == expected  # the lock read back
+    if drv is not None:
+        assert json.loads(modern.run("eval", "--json", attr, cwd=kernel)) == drv
+
+
+@pytest.mark.slow
+def test_init_flake_works_with_nix_2_26_and_2_8(tmp_path: Path, modern: ModernNix) -> None:
+    """`init`'s flake (an absolute builder URL): Nix 2.26 evaluates it twice, and the lock it
+    writes is read by Nix 2.8 as it is."""
+    builder = snapshot_builder(tmp_path / "builder")
+    kernel = tmp_path / "my-kernel"
+    done = subprocess.run([str(REPO / ".venv" / "bin" / "kernel-builder"), "init", str(kernel), "--name", "me/my-kernel",
+                           "--backends", "cpu", "--builder-url", f"path:{builder}"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    expected = _variants_2_8(kernel)
+    for _ in range(2):
+        assert json.loads(modern.run("eval", "--json", ".#variants", cwd=kernel)) == expected
+    lock = (kernel / "flake.lock").read_text()
+    assert nix.eval_json(".#variants", cwd=str(kernel)) == expected  # Nix 2.8 on the lock Nix 2.26 wrote
+    assert (kernel / "flake.lock").read_text() == lock
+
+
+def _toolchain_closure(drv: str) -> list[str]:
+    """The closure of the store paths ``drv``'s build needs that this machine's store holds:
+    from ``drv`` down, every input derivation whose outputs are all valid is a root (its
+    runtime closure is needed, not its own inputs); any other is built, so its inputs count."""
+    roots: set[str] = set()
+    todo, seen = [drv], set()
+    while todo:
+        current = todo.pop()
+        if current in seen:
+            continue
+        seen.add(current)
+        outputs = nix.run_nix(["-q", "--outputs", current], program="nix-store").stdout.split()
+        if current != drv and not nix.invalid_paths(outputs):
+            roots.update(outputs)
+            continue
+        todo += [p for p in nix.run_nix(["-q", "--references", current], program="nix-store").stdout.split() if p.endswith(".drv")]
+    return sorted(set(nix.run_nix(["-qR", *roots], program="nix-store").stdout.split())) if roots else []
+
+
+@pytest.mark.slow
+def test_relu_cpu_variant_builds_with_nix_2_26(modern: ModernNix, repo: Path) -> None:
+    """relu's torch213 CPU variant (sources salted: never built), built by Nix 2.26 in its
+    sandbox (with Debian 13's /bin/sh in it) into its own store. The toolchain paths it
+    needs are this machine's (Nix 2.26 cannot open a 2.8 store without changing its
+    database, so they are shared read-only, see ``ModernNix.share``); what this machine's
+    store lacks, Nix 2.26 builds."""
+    kernel = repo / "examples" / "relu"
+    (kernel / "flake.lock").unlink(missing_ok=True)  # Nix 2.8 refuses the lock Nix 2.26 wrote for `path:../..`
+    attr = f".#redistributable.{RELU_CPU}"
+    drv = nix.eval_json(f"{attr}.drvPath", flake_args=["--no-write-lock-file"], cwd=str(kernel))
+    assert isinstance(drv, str)
+    shared = _toolchain_closure(drv)
+    assert shared, "this machine's store holds none of the toolchain: run `kernel-builder toolchain fetch`"
+    modern.share(shared)
+    out = json.loads(modern.run("build", "--json", "--no-link", "--no-write-lock-file", "-L", "-j", "2", "--cores", "2", attr,
+                                cwd=kernel))
+    assert out[0]["drvPath"] == drv
+    tree = modern.store_file(out[0]["outputs"]["out"])
+    assert list(tree.rglob("metadata.json")) and list(tree.rglob("_relu_*.so")), sorted(p.name for p in tree.rglob("*"))
+    assert nix.invalid_paths([out[0]["outputs"]["out"]]) == [out[0]["outputs"]["out"]]  # not in this machine's store

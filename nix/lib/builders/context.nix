@@ -6,7 +6,11 @@
 # Type: { builderSrc } -> { toolchain : attrs | null; kernel : attrs | null; testSelect : string | null; testArgs : attrs; buildOptions : attrs; pythonSrc : path }
 { builderSrc }:
 let
-  root = builderSrc.outPath;
+  # Canonical: Nix 2.26 hands a relative `path:../..` input (the examples') read back from
+  # flake.lock the outPath `<source>/examples/relu/../..`, while the `builtins.path` filter
+  # below sees canonical paths and measures its prefix by this one's length (an empty
+  # Python package otherwise).
+  root = toString (/. + builtins.unsafeDiscardStringContext builderSrc.outPath);
   readJSONOr = file: fallback:
     if builtins.pathExists file then builtins.fromJSON (builtins.readFile file) else fallback;
 
