@@ -5,14 +5,17 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
+from buildtest_helpers import EXAMPLES
+from kernel_builder.driver.variant import build_variant
 from kernel_builder.errors import CheckError
 from kernel_builder.tree import symbols
 from kernel_builder.tree.checks import check_variant
-from kernel_builder.tree.digest import compute_digest
+from kernel_builder.tree.digest import compute_digest, validate_digest
 from kernel_builder.tree.metadata import Metadata, MetadataBackend
 from kernels._internals.cli import describe_api as oracle
 
@@ -226,3 +229,25 @@ def test_a_valid_symbols_json_passes_the_layout_rule_with_pyext(tmp_path):
     document = symbols.dumps({"schema_version": 1, "functions": [], "layers": []})
     report = check_variant(_variant(tmp_path, extra={"symbols.json": document}), pyext=["py"], raise_errors=False)
     assert report.ok, report.errors
+
+
+def test_the_build_writes_it_under_the_digest_and_none_without_the_import_check(tmp_path):
+    """A noarch variant (silu-and-mul's torch-cpu, nothing to compile) built twice: with the
+    import check symbols.json is there and the digest covers it; without it there is none."""
+
+    source = tmp_path / "silu-and-mul"
+    shutil.copytree(EXAMPLES / "silu-and-mul", source, ignore=shutil.ignore_patterns("build"))
+    checked = build_variant(source, "torch-cpu", tmp_path / "checked", toolchain_python=sys.executable, uid="abc1234")
+    document = symbols.read_symbols(checked.path / "symbols.json")
+    assert [f["name"] for f in document["functions"]] == ["silu_and_mul"]
+    assert document["functions"][0]["signature"] == "(x: torch.Tensor) -> torch.Tensor"
+    assert [layer["name"] for layer in document["layers"]] == ["SiluAndMul"]
+    metadata = Metadata.read(checked.path / "metadata.json")
+    assert "symbols.json" in metadata.digest.files and validate_digest(checked.path, metadata.digest) == []
+
+    unchecked = build_variant(
+        source, "torch-cpu", tmp_path / "unchecked", toolchain_python=sys.executable, uid="abc1234", import_check=False
+    )
+    assert not (unchecked.path / "symbols.json").exists()
+    metadata = Metadata.read(unchecked.path / "metadata.json")
+    assert "symbols.json" not in metadata.digest.files and validate_digest(unchecked.path, metadata.digest) == []
