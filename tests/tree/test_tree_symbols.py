@@ -43,12 +43,16 @@ def scaled(x, scale=_SENTINEL):
     return x
 
 
+def load(name, where=__file__.rsplit("/", 1)[0]):
+    return name
+
+
 def _private(x):
     return x
 
 
 CONSTANT = 3
-__all__ = ["relu", "scaled", "layers", "CONSTANT"]
+__all__ = ["relu", "scaled", "load", "layers", "CONSTANT"]
 '''
 
 LAYERS = '''
@@ -107,6 +111,8 @@ def test_the_public_functions_and_the_layers_with_their_signatures(described):
     assert described == {
         "schema_version": 1,
         "functions": [
+            # the kernel's own directory (a staging path in the build) is not saved
+            {"name": "load", "signature": "(name, where='<kernel>')", "doc": None},
             {
                 "name": "relu",
                 "signature": "(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor",
@@ -133,14 +139,14 @@ def test_the_public_functions_and_the_layers_with_their_signatures(described):
 
 
 def test_without_all_public_names_count_and_imported_classes_are_no_layers(tmp_path):
-    init = INIT.replace('__all__ = ["relu", "scaled", "layers", "CONSTANT"]', "")
+    init = INIT.replace('__all__ = ["relu", "scaled", "load", "layers", "CONSTANT"]', "")
     package = _package(tmp_path, name="fakekern2", init=init)
     try:
         document = symbols.describe(_import(package))
     finally:
         for name in [n for n in sys.modules if n.startswith("fakekern2")]:
             del sys.modules[name]
-    assert [f["name"] for f in document["functions"]] == ["relu", "scaled"]
+    assert [f["name"] for f in document["functions"]] == ["load", "relu", "scaled"]
     # `nn` and `torch` are modules, nn.Module is only imported by layers.py
     assert [layer["name"] for layer in document["layers"]] == ["NoGrad", "ReLU"]
 
@@ -187,8 +193,9 @@ def test_a_broken_file_is_located(tmp_path):
 
 def test_the_text_lists_signatures_and_attributes(described):
     lines = symbols.text_lines(described)
-    assert lines[:3] == [
+    assert lines[:4] == [
         "Functions:",
+        "  load(name, where='<kernel>')",
         "  relu(x: torch.Tensor, out: Optional[torch.Tensor] = None) -> torch.Tensor",
         "  scaled(x, scale=<object object>)",
     ]
@@ -215,7 +222,7 @@ def test_the_import_check_gives_the_document(tmp_path):
     report = check_variant(_variant(tmp_path), python=sys.executable)
     assert report.ok
     assert report.symbols is not None
-    assert [f["name"] for f in report.symbols["functions"]] == ["relu", "scaled"]
+    assert [f["name"] for f in report.symbols["functions"]] == ["load", "relu", "scaled"]
     assert [layer["name"] for layer in report.symbols["layers"]] == ["NoGrad", "ReLU"]
 
 

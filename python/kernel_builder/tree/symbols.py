@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import re
 import types
 from pathlib import Path
@@ -50,7 +51,9 @@ def _public(module: types.ModuleType, package: str) -> list[tuple[str, Any]]:
     ]
 
 
-def _signature(obj: Any) -> str | None:
+def _signature(obj: Any, root: str | None = None) -> str | None:
+    """``inspect``'s text of ``obj``'s signature; ``root`` (the kernel's directory, a
+    staging path inside the build) reads ``<kernel>`` where a default value names it."""
     try:
         text = str(inspect.signature(obj))
     except (TypeError, ValueError):
@@ -59,6 +62,8 @@ def _signature(obj: Any) -> str | None:
         if schema is None:
             return None
         text = str(schema)
+    if root:
+        text = text.replace(root, "<kernel>")
     return _ADDRESS.sub("", text)
 
 
@@ -73,7 +78,7 @@ def _defined_in(value: Any, package: str) -> bool:
     return (getattr(value, "__module__", "") or "").split(".")[0] == package
 
 
-def _layer(name: str, cls: type) -> dict[str, Any]:
+def _layer(name: str, cls: type, root: str | None) -> dict[str, Any]:
     attributes = {}
     for attribute in LAYER_ATTRIBUTES:
         value = getattr(cls, attribute, None)
@@ -81,7 +86,7 @@ def _layer(name: str, cls: type) -> dict[str, Any]:
     forward = getattr(cls, "forward", None)
     return {
         "name": name,
-        "signature": _signature(forward) if forward is not None else None,
+        "signature": _signature(forward, root) if forward is not None else None,
         "doc": _doc(cls) if cls.__doc__ else None,
         "attributes": attributes,
     }
@@ -91,15 +96,17 @@ def describe(module: types.ModuleType) -> dict[str, Any]:
     """The schema-1 document of an imported kernel package: its public functions (callables
     that are neither classes nor modules) and the classes of its ``layers`` submodule."""
     package = module.__name__.split(".")[0]
+    init = getattr(module, "__file__", None)
+    root = os.path.dirname(init) if init else None
     functions = []
     for name, obj in _public(module, package):
         if obj is None or isinstance(obj, types.ModuleType) or inspect.isclass(obj) or not callable(obj):
             continue
-        functions.append({"name": name, "signature": _signature(obj), "doc": _doc(obj)})
+        functions.append({"name": name, "signature": _signature(obj, root), "doc": _doc(obj)})
     layers = []
     layers_module = getattr(module, "layers", None)
     if isinstance(layers_module, types.ModuleType):
-        layers = [_layer(name, cls) for name, cls in _public(layers_module, package) if inspect.isclass(cls)]
+        layers = [_layer(name, cls, root) for name, cls in _public(layers_module, package) if inspect.isclass(cls)]
     return {"schema_version": SCHEMA_VERSION, "functions": functions, "layers": layers}
 
 
