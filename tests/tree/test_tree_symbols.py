@@ -258,3 +258,23 @@ def test_the_build_writes_it_under_the_digest_and_none_without_the_import_check(
     assert not (unchecked.path / "symbols.json").exists()
     metadata = Metadata.read(unchecked.path / "metadata.json")
     assert "symbols.json" not in metadata.digest.files and validate_digest(unchecked.path, metadata.digest) == []
+
+
+def test_check_warns_when_the_saved_api_is_not_what_the_import_finds(tmp_path):
+    variant = _variant(tmp_path)
+    found = check_variant(variant, python=sys.executable).symbols
+    (variant / "symbols.json").write_text(symbols.dumps(found))
+    metadata = Metadata.read(variant / "metadata.json")
+    metadata.with_digest(compute_digest(variant)).write(variant / "metadata.json")
+    report = check_variant(variant, python=sys.executable)
+    assert report.ok and not [w for w in report.warnings if w.startswith("symbols:")]
+
+    stale = {**found, "functions": found["functions"][:1]}
+    (variant / "symbols.json").write_text(symbols.dumps(stale))
+    metadata.with_digest(compute_digest(variant)).write(variant / "metadata.json")
+    report = check_variant(variant, python=sys.executable)
+    assert report.ok
+    assert [w for w in report.warnings if w.startswith("symbols:")] == [
+        "symbols: symbols.json is not what importing the variant here finds (its functions are not the module's); "
+        "the build's torch saw another API (rebuild, or check with the build's toolchain)"
+    ]

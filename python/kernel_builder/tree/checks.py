@@ -204,11 +204,44 @@ for entry in os.environ.get("KERNEL_BUILDER_IMPORT_PATH", "").split(os.pathsep):
     if entry:
         site.addsitedir(entry)
 import torch
-path, ops_id = sys.stdin.readline().rstrip("\n").split("\t")
+path, ops_id, driver_stub = (sys.stdin.readline().rstrip("\n").split("\t") + [""])[:3]
+if driver_stub:
+    # A CUDA build's stand-in libcuda.so.1: where no driver is installed, a module that calls
+    # the driver API (NEEDED libcuda.so.1) binds to it, found by its soname once loaded.
+    import ctypes
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        ctypes.CDLL(driver_stub)
+# kernel-depends (nix/lib/builders/kernel-deps.nix): each locked dependency's variant is
+# imported first and handed to `kernels.get_kernel_dep` for the kernel's import.
+kernel_deps, deps_context = {}, None
+deps_spec = json.loads(os.environ.get("KERNEL_BUILDER_KERNEL_DEPS") or "null")
+for i, dep in enumerate((deps_spec or {}).get("kernels", [])):
+    found = [os.path.join(dep["path"], "build", v) for v in deps_spec["variants"]
+             if os.path.isfile(os.path.join(dep["path"], "build", v, "__init__.py"))]
+    if not found:
+        sys.exit("kernel-depends: %s (%s) has none of the variants %s" % (dep["repo-id"], dep["path"], ", ".join(deps_spec["variants"])))
+    dep_name = "_kernel_dep_%d_%s" % (i, "".join(c if c.isalnum() else "_" for c in dep["repo-id"]))
+    dep_spec = importlib.util.spec_from_file_location(dep_name, found[0] + "/__init__.py", submodule_search_locations=[found[0]])
+    kernel_deps[dep["repo-id"]] = importlib.util.module_from_spec(dep_spec)
+    sys.modules[dep_name] = kernel_deps[dep["repo-id"]]
+    dep_spec.loader.exec_module(kernel_deps[dep["repo-id"]])
+if kernel_deps:
+    for where in ("kernels._internals.deps", "kernels.deps"):  # kernels 0.19 / 0.17
+        try:
+            deps_context = importlib.import_module(where).use_kernel_deps(kernel_deps)
+            break
+        except (ImportError, AttributeError):
+            pass
 spec = importlib.util.spec_from_file_location(ops_id, path + "/__init__.py", submodule_search_locations=[path])
 module = importlib.util.module_from_spec(spec)
 sys.modules[ops_id] = module
-spec.loader.exec_module(module)
+if deps_context is not None:
+    with deps_context:
+        spec.loader.exec_module(module)
+else:
+    spec.loader.exec_module(module)
 ops_module = importlib.import_module(ops_id + "._ops")
 ops = getattr(ops_module, "ops", None)
 if type(ops).__module__.startswith("tvm_ffi"):
@@ -281,12 +314,15 @@ def start_import_check(python: str, *, extra_paths: Iterable[str] = ()) -> subpr
 
 
 def import_check(
-    variant_dir: Path, ops_id: str, python: str, *, require_ops: bool, started: subprocess.Popen | None = None
+    variant_dir: Path, ops_id: str, python: str, *, require_ops: bool, started: subprocess.Popen | None = None,
+    driver_stub: Path | None = None,
 ) -> tuple[list[str], list[str], dict[str, Any] | None]:
     """Import the variant as package ``ops_id`` in a fresh ``python``; (errors, registered ops,
-    the public API as ``symbols.describe`` saw it in that interpreter, None on failure)."""
+    the public API as ``symbols.describe`` saw it in that interpreter, None on failure).
+    ``driver_stub`` (a CUDA build's stub libcuda.so.1) is loaded first where the machine has
+    no CUDA driver, so a module that calls the driver API imports."""
     proc = started or start_import_check(python)
-    stdout, stderr = proc.communicate(f"{variant_dir}\t{ops_id}\n", timeout=600)
+    stdout, stderr = proc.communicate(f"{variant_dir}\t{ops_id}\t{driver_stub or ''}\n", timeout=600)
     if proc.returncode != 0:
         module = missing_module(stderr.splitlines())
         if module == "tvm_ffi":
@@ -296,7 +332,10 @@ def import_check(
         if module is not None:
             return [f"import: the variant imports module {module!r}, which {python} does not have (a Python package "
                     f"it needs is declared in build.toml's python-depends):\n{stderr.strip()[-1500:]}"], [], None
-        return [f"import: importing the variant with {python} failed:\n{stderr.strip()[-3000:]}"], [], None
+        hint = ("\n(the module calls the CUDA driver API and this machine has no driver, libcuda.so.1: "
+                "import it on a machine with one; `kernel-builder build` checks it against a stub)"
+                if driver_stub is None and "libcuda.so.1" in stderr else "")
+        return [f"import: importing the variant with {python} failed:\n{stderr.strip()[-3000:]}{hint}"], [], None
     result = json.loads(stdout.strip().splitlines()[-1])
     if require_ops and not result["ops"]:
         return [f"import: the module imported but registered no ops in namespace {result['namespace']}"], [], None
@@ -356,6 +395,26 @@ def _symbols_problems(root: Path) -> list[str]:
     return []
 
 
+def _stale_symbols(root: Path, api: dict[str, Any]) -> list[str]:
+    """A saved symbols.json that is not what the import check just found: the digest says
+    the file is the build's, so the checking torch (or Python) differs from the build's, or
+    the module's API depends on the machine. A warning: describe-api shows the saved one."""
+    path = root / symbols.FILE_NAME
+    try:
+        saved = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none, or one _symbols_problems reports
+        return []
+    if saved == api:
+        return []
+    differ = [
+        group for group in ("functions", "layers")
+        if [entry.get("name") for entry in saved.get(group, [])] != [entry["name"] for entry in api[group]]
+    ]
+    what = f"its {' and '.join(differ)} are not the module's" if differ else "its signatures, docs or layer attributes differ"
+    return [f"symbols: {symbols.FILE_NAME} is not what importing the variant here finds ({what}); "
+            "the build's torch saw another API (rebuild, or check with the build's toolchain)"]
+
+
 def _uncovered(root: Path, scan: VariantScan | None) -> list[str]:
     """Files an upload would send that the digest does not cover (under a symlinked directory)."""
     try:
@@ -378,6 +437,7 @@ def check_variant(
     raise_errors: bool = True,
     scan: VariantScan | None = None,
     python_platform: Platform | None = None,
+    driver_stub: Path | None = None,
 ) -> CheckReport:
     """Run every check on one variant; raise ``CheckError`` listing all errors (with
     ``raise_errors=False``: return the report, errors included).
@@ -389,7 +449,8 @@ def check_variant(
     started; an unused one is stopped). ``scan`` is the variant's files already read
     (``upload`` passes it so that the digest check reads nothing again).
     ``python_platform`` is the machine ``python`` runs as when it is not this one (a cross
-    variant's import check, under qemu).
+    variant's import check, under qemu). ``driver_stub`` is a CUDA build's stub
+    libcuda.so.1 for the import check (``import_check``).
     """
     root = Path(variant_dir)
     name = variant_name or root.name
@@ -447,11 +508,14 @@ def check_variant(
     if python is not None and metadata is not None and not errors:
         why_not = _importable(name, python, python_platform)
         if why_not is None:
-            import_errors, ops, api = import_check(root, metadata.id, python, require_ops=is_arch, started=import_process)
+            import_errors, ops, api = import_check(root, metadata.id, python, require_ops=is_arch,
+                                                   started=import_process, driver_stub=driver_stub)
             import_process = None
             errors.extend(import_errors)
             if ops:
                 notes.append(f"registered ops: {', '.join(ops)}")
+            if api is not None:
+                warnings.extend(_stale_symbols(root, api))
         else:
             notes.append(f"import check skipped: {why_not}")
     if import_process is not None:
