@@ -199,6 +199,7 @@ def variants(
     --revision choose others) or a local directory holding build/. The variant this machine
     would load is marked `preferred`, the other loadable ones `compatible`; each rejected one
     says why. As PyPI `kernels variants` (0.19.1) prints it; `versions` is the older form.
+    (`list-variants` is another question: what a kernel's build.toml builds.)
 
     \b
     Example:
