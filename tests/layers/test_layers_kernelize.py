@@ -403,3 +403,32 @@ class TestDecoratorsAndRepos:
     def test_top_level_exports(self):
         for name in ("kernelize", "Mode", "use_kernel_mapping", "LocalLayerRepository", "CUDAProperties"):
             assert getattr(kernel_builder, name) is getattr(kernel_builder.layers, name)
+
+
+def test_kernelized_function_runs_under_torch_compile(tmp_path):
+    """A model's copy of a kernelized function is called from a compiled graph (fullgraph:
+    no graph break) and gives what the eager model gives. (A tree of its own: dynamo marks
+    the classes it traces, which the shared trees' layer validation would then see.)"""
+    from layers_trees import SILU_AND_MUL, make_kernel
+
+    repo = LocalLayerRepository(make_kernel(tmp_path, "act-compiled", SILU_AND_MUL), layer_name="SiluAndMul")
+
+    @use_kernel_forward_from_hub("SiluAndMul")
+    def gated(x: torch.Tensor) -> torch.Tensor:
+        return x[..., : x.shape[-1] // 2]
+
+    @use_kernelized_func(gated)
+    class Gate(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return gated(x) + 1
+
+    x = torch.randn(4, 16)
+    model = Gate()
+    with use_kernel_mapping({"SiluAndMul": {"cpu": repo}}):
+        kernelize(model, mode=Mode.INFERENCE | Mode.TORCH_COMPILE, device="cpu")
+    expected = F.silu(x[..., :8]) * x[..., 8:] + 1
+    torch.testing.assert_close(model(x), expected)
+    torch._dynamo.reset()
+    compiled = torch.compile(model, backend="eager", fullgraph=True)
+    torch.testing.assert_close(compiled(x), expected)
+    torch.testing.assert_close(Gate()(x), x[..., :8] + 1)  # another instance: not kernelized

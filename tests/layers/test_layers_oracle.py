@@ -126,6 +126,8 @@ def assert_same(scenario: Scenario, repos: dict) -> tuple:
     if mine[0] == "model":
         assert mine[1] == ref[1]
         torch.testing.assert_close(mine[2], ref[2])
+    elif isinstance(mine[1], tuple) and any(isinstance(v, torch.Tensor) for v in mine[1]):
+        torch.testing.assert_close(mine[1], ref[1])
     else:
         assert mine[1] == ref[1]
     return mine
@@ -446,3 +448,27 @@ def test_get_kernelized_layers_agrees(kernel_repos, use_fallback):
         assert all(same for *_, same in layers)
         assert funcs == [(("f", "SiluAndMul"), "LocalLayerRepository", "SiluAndMul")]
         assert cleared == ({}, {})
+
+
+def test_each_model_has_its_own_copy_of_a_kernelized_function(kernel_repos):
+    """0.19.1: kernelizing one model that uses a function never changes another model's."""
+
+    def scenario(lib, r):
+        @lib.use_kernel_forward_from_hub("SiluAndMul")
+        def silu_and_mul(x: torch.Tensor) -> torch.Tensor:
+            return x[..., : x.shape[-1] // 2] * 0  # not the kernel: tells the two apart
+
+        @lib.use_kernelized_func(silu_and_mul)
+        class UsesFunc(nn.Module):
+            def forward(self, x):
+                return silu_and_mul(x)
+
+        first, second = UsesFunc(), UsesFunc()
+        with lib.use_kernel_mapping({"SiluAndMul": {"cpu": repo(lib, r, "act", "SiluAndMul")}}, inherit_mapping=False):
+            lib.kernelize(first, mode=lib.Mode.INFERENCE, device="cpu")
+        with torch.no_grad():
+            return (first(X), second(X), silu_and_mul(X))
+
+    kind, (kernelized, plain, direct) = assert_same(scenario, kernel_repos)
+    torch.testing.assert_close(kernelized, F.silu(X[..., :8]) * X[..., 8:])
+    assert not plain.any() and not direct.any()

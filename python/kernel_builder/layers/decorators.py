@@ -11,6 +11,7 @@ import functools
 import inspect
 import warnings
 from collections.abc import Callable
+from contextvars import ContextVar
 from inspect import Parameter, Signature
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -49,8 +50,49 @@ def replace_kernel_forward_from_hub(
     cls.kernel_condition = staticmethod(condition if condition is not None else _always)  # type: ignore[attr-defined]
 
 
+class _ActiveCopies:
+    """While a model decorated with ``use_kernelized_func`` runs its forward: id(function
+    module) -> (that model's copy, the copy's forward function). A ContextVar when eager;
+    under torch.compile, which cannot trace a ContextVar, a plain attribute (once used, kept:
+    a compiled graph runs where it was traced)."""
+
+    def __init__(self) -> None:
+        self._var: ContextVar[dict[int, tuple[Any, Any]] | None] = ContextVar("kernel_builder_active_funcs", default=None)
+        self._plain: dict[int, tuple[Any, Any]] | None = None
+        self._plain_used = False
+
+    def _use_plain(self) -> bool:
+        import torch  # lazy: torch loads on first use, never with import kernel_builder or the CLI
+
+        return self._plain_used or bool(torch.compiler.is_compiling())
+
+    def get(self) -> dict[int, tuple[Any, Any]] | None:
+        return self._plain if self._use_plain() else self._var.get()
+
+    def set(self, value: dict[int, tuple[Any, Any]]) -> Any:
+        if self._use_plain():
+            previous, self._plain, self._plain_used = self._plain, value, True
+            return ("plain", previous)
+        return ("var", self._var.set(value))
+
+    def reset(self, token: Any) -> None:
+        kind, value = token
+        if kind == "plain":
+            self._plain = value
+        else:
+            self._var.reset(value)
+
+
+_ACTIVE = _ActiveCopies()
+
+
 def func_module(func: Callable[..., Any]) -> type[nn.Module]:
-    """An ``nn.Module`` class whose forward calls ``func`` (signature: self + func's params)."""
+    """An ``nn.Module`` class whose forward calls ``func`` (signature: self + func's params).
+
+    Called inside a model that ``use_kernelized_func`` decorated, the (global) function
+    module hands the call to that model's own copy, so kernelizing one model never changes
+    another (as in PyPI ``kernels`` 0.19).
+    """
     from torch import nn  # lazy: torch loads on first use, never with import kernel_builder or the CLI
 
     class Func(nn.Module):
@@ -58,6 +100,14 @@ def func_module(func: Callable[..., Any]) -> type[nn.Module]:
         has_backward = getattr(func, "has_backward", True)
 
         def forward(self, *args: Any, **kwargs: Any) -> Any:
+            active = _ACTIVE.get()
+            chosen = active.get(id(self)) if active else None
+            if chosen is not None:
+                copy, forward = chosen
+                if not _ACTIVE._use_plain():
+                    return copy(*args, **kwargs)
+                if forward is not Func.forward:  # compiled: call the kernel's forward, no copy in the graph
+                    return forward(self, *args, **kwargs)
             return func(*args, **kwargs)
 
     signature = inspect.signature(func)
@@ -119,18 +169,36 @@ def use_kernelized_func(*args: Any) -> Callable[[type], type]:
                 hint="decorate the function with @use_kernel_forward_from_hub(<layer name>) first",
             )
 
+    def key(fn: Any) -> str:
+        return getattr(fn, "__name__", None) or fn.kernel_layer_name
+
     def decorate(cls: type) -> type:
         original_init = cls.__init__
+        original_forward = cls.forward
 
         @functools.wraps(original_init)
         def init_and_attach(self: Any, *args: Any, **kwargs: Any) -> None:
             original_init(self, *args, **kwargs)
-            # In __dict__ directly, so the function module is not registered as a submodule.
+            # Each instance gets its own copy of each function module (kernelize binds the
+            # copy), in __dict__ directly, so it is not registered as a submodule.
             table = self.__dict__.setdefault("_kernel_funcs", {})
             for fn in funcs:
-                table[getattr(fn, "__name__", None) or fn.kernel_layer_name] = fn
+                table[key(fn)] = type(fn)()
+
+        @functools.wraps(original_forward)
+        def forward_with_copies(self: Any, *args: Any, **kwargs: Any) -> Any:
+            active = dict(_ACTIVE.get() or {})
+            for fn in funcs:
+                copy = self.__dict__["_kernel_funcs"][key(fn)]
+                active[id(fn)] = (copy, copy.forward.__func__)
+            token = _ACTIVE.set(active)
+            try:
+                return original_forward(self, *args, **kwargs)
+            finally:
+                _ACTIVE.reset(token)
 
         cls.__init__ = init_and_attach  # type: ignore[misc]
+        cls.forward = forward_with_copies  # type: ignore[attr-defined]
         return cls
 
     return decorate

@@ -7,7 +7,6 @@ kinds of parameters, because only its ``forward`` is bound onto the existing mod
 
 from __future__ import annotations
 
-import functools
 import inspect
 from typing import Any
 
@@ -19,8 +18,9 @@ __all__ = ["validate_layer", "supports_mode", "ALLOWED_EXTRA_MEMBERS"]
 ALLOWED_EXTRA_MEMBERS = frozenset({"can_torch_compile", "has_backward"})
 
 
-@functools.cache
 def _module_members() -> frozenset[str]:
+    """``nn.Module``'s members, read at each validation: torch.compile adds some to
+    ``nn.Module`` itself, which every layer then inherits."""
     from torch import nn  # lazy: torch loads on first use, never with import kernel_builder or the CLI
 
     return frozenset(name for name, _ in inspect.getmembers(nn.Module))
