@@ -3,7 +3,7 @@
 # state/ and overrides the kernel flake's `kernel-builder` input with that copy; a plain
 # checkout has no state/ and gets the fallbacks below.
 #
-# Type: { builderSrc } -> { toolchain : attrs | null; kernel : attrs | null; testSelect : string | null; testArgs : attrs; buildOptions : attrs; pythonSrc : path }
+# Type: { builderSrc } -> { toolchain : attrs | null; kernel : attrs | null; testSelect : string | null; testArgs : attrs; buildOptions : attrs; kernelDeps : list; pythonSrc : path }
 { builderSrc }:
 let
   # Canonical: Nix 2.26 hands a relative `path:../..` input (the examples') read back from
@@ -56,6 +56,9 @@ in
   testArgs = readJSONOr (root + "/state/test-args.json") { };
   # Build options of this `kernel-builder build` (`cudaCapabilities`: --cuda-capabilities).
   buildOptions = readJSONOr (root + "/state/build-options.json") { };
+  # The locked kernel-depends trees `kernel-builder build` put into the store
+  # (kernel-deps.nix): [ { repo-id; name; hash } ].
+  kernelDeps = readJSONOr (root + "/state/kernel-deps.json") [ ];
   inherit pythonSrc;
   # The whole Python package (the bundle renders the card with it; cheap to rebuild).
   pythonFullSrc = builtins.path {

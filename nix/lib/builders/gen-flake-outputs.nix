@@ -104,9 +104,11 @@ let
   # The pinned toolchain's steps import the driver's package bytecode-compiled; the host
   # toolchain's Python may be another version, so it gets the sources.
   compiledPython = import ./compiled-python.nix { inherit system; inherit (context) pythonSrc; };
+  # The locked kernel-depends trees the import check resolves get_kernel_dep from.
+  kernelDepsOf = import ./kernel-deps.nix { inherit system; deps = context.kernelDeps or [ ]; };
   mkVariantWith = split: extraAttrs: v: import (if split && perObject v then ./per-object.nix else ./variant.nix) ({
     inherit config system kernel;
-    extraAttrs = importCheckAttrs // v.depAttrs // extraAttrs;
+    extraAttrs = importCheckAttrs // v.depAttrs // kernelDepsOf v // extraAttrs;
     inherit (v) backend toolchain;
     variant = v.name;
     src = sources.${v.backend};

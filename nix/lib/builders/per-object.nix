@@ -81,7 +81,7 @@ let
   # The variant's build options (C++ dependencies, --cuda-capabilities) shape the commands;
   # what only the assembly reads (the import check's switch and Python path) stays out of
   # the plan, so changing them re-links nothing.
-  planAttrs = removeAttrs extraAttrs [ "noImportCheck" "KERNEL_BUILDER_IMPORT_PATH" ];
+  planAttrs = removeAttrs extraAttrs [ "noImportCheck" "KERNEL_BUILDER_IMPORT_PATH" "KERNEL_BUILDER_KERNEL_DEPS" ];
   plan = derivation (planAttrs // common // {
     name = "${config.name}-${variant}-plan";
     step = "plan";

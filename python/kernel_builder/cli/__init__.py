@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "versions": ("kernel_builder.cli.loader", "versions", "List a repo's versions and which variant this machine loads."),
     "lock": ("kernel_builder.cli.loader", "lock", "Write kernels.lock for a project's kernel dependencies."),
     "download": ("kernel_builder.cli.loader", "download", "Download the locked kernels of a project."),
+    "lock-kernel-deps": ("kernel_builder.cli.kernel_deps", "lock_kernel_deps", "Lock build.toml's kernel-depends (commits + Nix hashes) into kernels.lock."),
 }
 
 

@@ -31,6 +31,7 @@ from kernel_builder.errors import BuildError, ConfigError, KernelBuilderError, N
 from kernel_builder.flake.kernel_source import prepare_kernel_source
 from kernel_builder.flake.nix import flake_path
 from kernel_builder.identity import KernelIdentity, kernel_identity
+from kernel_builder.flake.kernel_deps import stage_for_build
 from kernel_builder.toolchain.host.discover import discover, is_stale, load_toolchains, toolchains_path, write_toolchains
 from kernel_builder.toolchain.host.record import ToolchainsRecord, to_json
 from kernel_builder.toolchain.pinned.lockfile import load_lock
@@ -90,6 +91,7 @@ def prepare_flake_input(
     options: dict[str, Any] | None = None,
     test_select: str | None = None,
     test_limits: dict[str, int] | None = None,
+    kernel_deps: list[dict[str, str]] | None = None,
 ) -> Path:
     """Write (or reuse) the flake input directory and return its path. ``options`` (build
     options the variant derivations see, e.g. ``cudaCapabilities``) go to
@@ -103,6 +105,8 @@ def prepare_flake_input(
     files.append(("state/kernel.json", (json.dumps(identity.as_record(), sort_keys=True) + "\n").encode()))
     if options:
         files.append(("state/build-options.json", (json.dumps(options, sort_keys=True) + "\n").encode()))
+    if kernel_deps:  # the locked kernel-depends trees, already in the store (flake.kernel_deps)
+        files.append(("state/kernel-deps.json", (json.dumps(kernel_deps, sort_keys=True) + "\n").encode()))
     test_args = {**({"select": test_select} if test_select is not None else {}), **(test_limits or {})}
     if test_args:
         files.append(("state/test-args.json", (json.dumps(test_args, sort_keys=True) + "\n").encode()))
@@ -177,9 +181,10 @@ def prepare_kernel_flake(
             write_toolchains(record, state=state)
     identity = kernel_identity(kernel_dir)
     options = {"cudaCapabilities": list(cuda_capabilities)} if cuda_capabilities else None
+    kernel_deps = stage_for_build(kernel_dir, state / "kernel-deps")
     try:
         flake_input = prepare_flake_input(record, identity, state=state, options=options, test_select=test_select,
-                                          test_limits=test_limits)
+                                          test_limits=test_limits, kernel_deps=kernel_deps)
         args = ("--override-input", "kernel-builder", f"path:{flake_path(flake_input)}", "--no-write-lock-file")
         ref = kernel_flake_ref(kernel_dir, state=state)
     except OSError as exc:
