@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 from importlib import resources
 from pathlib import Path
 
@@ -31,10 +32,19 @@ __all__ = [
     "backend_defines",
     "stable_abi_define",
     "template_text",
+    "driver_api_symbols",
+    "render_driver_stub",
+    "DRIVER_STUB_TARGET",
+    "DRIVER_STUB_FILE",
 ]
 
 # The static library of libstdc++ members a tvm-ffi module carries itself (glibcxx_compat.cpp).
 COMPAT_TARGET = "kb_glibcxx_compat"
+# The CUDA driver's stand-in (libcuda.so.1 by soname) a CUDA module links against, so that
+# a module calling the driver API gets NEEDED libcuda.so.1 and the real driver at load.
+DRIVER_STUB_TARGET = "kb_cuda_driver_stub"
+DRIVER_STUB_FILE = "libcuda.so.1"  # in the CMake build directory
+_STUB_LIBRARY_ERROR = 34  # CUDA_ERROR_STUB_LIBRARY: what NVIDIA's own stub answers to every call
 _COMPILED = (".c", ".cc", ".cpp", ".cxx", ".cu", ".hip", ".mm", ".metal")
 _ROCM_ARCHS = ("gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201")
 
@@ -60,12 +70,15 @@ class CompilePlan:
     warnings: tuple[str, ...] = ()
     tvm_ffi: bool = False  # a [tvm-ffi] kernel: a plain shared library linked against link_libraries
     link_libraries: tuple[str, ...] = ()
+    # CUDA: every function cuda.h declares (``driver_api_symbols``), defined by the stub
+    # library the module links with --as-needed; empty: no stub (other backends).
+    driver_symbols: tuple[str, ...] = ()
 
     @property
     def generated_targets(self) -> tuple[str, ...]:
         """CMake targets built from the generated project's own sources (not the kernel's):
         the per-object build's plan step builds them, the link uses them."""
-        return (COMPAT_TARGET,) if self.tvm_ffi else ()
+        return (COMPAT_TARGET,) * self.tvm_ffi + (DRIVER_STUB_TARGET,) * bool(self.driver_symbols)
 
 
 def template_text(name: str) -> str:
@@ -110,6 +123,7 @@ def plan_compile(
     dependency_defines: tuple[str, ...] = (),
     narrow_cuda: tuple[str, ...] | None = None,
     tvm_ffi: TvmFfiInstall | None = None,
+    driver_symbols: tuple[str, ...] = (),
 ) -> CompilePlan:
     """Sources, macros, include dirs and flags for ``backend``'s components of ``build``.
 
@@ -117,7 +131,9 @@ def plan_compile(
     (``driver.cpp_deps``); their prefix maps come with ``toolchain_prefix_maps``.
     ``narrow_cuda`` (``--cuda-capabilities``) keeps only those of each component's archs.
     ``tvm_ffi`` is the apache-tvm-ffi a ``[tvm-ffi]`` kernel compiles and links against
-    (``driver.tvm_ffi``); its prefix map comes with ``toolchain_prefix_maps`` too."""
+    (``driver.tvm_ffi``); its prefix map comes with ``toolchain_prefix_maps`` too.
+    ``driver_symbols`` (CUDA) are the driver API's functions (``driver_api_symbols`` of the
+    toolkit's cuda.h): the module links against a stub libcuda.so.1 that defines them."""
     framework = build.framework
     if not isinstance(framework, (Torch, TvmFfi)):
         raise BuildError(f"{variant}: only [torch] and [tvm-ffi] kernels are compiled; this kernel has {type(framework).__name__}")
@@ -243,6 +259,7 @@ def plan_compile(
         warnings=tuple(warnings),
         tvm_ffi=is_tvm_ffi,
         link_libraries=link_libraries,
+        driver_symbols=tuple(sorted(set(driver_symbols))) if backend == "cuda" else (),
     )
 
 
@@ -269,11 +286,45 @@ def render(plan: CompilePlan) -> dict[str, str]:
         tvm_ffi=plan.tvm_ffi,
         link_libraries=plan.link_libraries,
         compat_target=COMPAT_TARGET,
+        driver_stub=DRIVER_STUB_TARGET if plan.driver_symbols else None,
     )
     files = {"CMakeLists.txt": cmake, os.path.join("include", "registration.h"): template_text("registration.h")}
     if plan.tvm_ffi:
         files["glibcxx_compat.cpp"] = template_text("glibcxx_compat.cpp")
+    if plan.driver_symbols:
+        files["cuda_driver_stub.cpp"] = render_driver_stub(plan.driver_symbols)
     return files
+
+
+_DECLARED = re.compile(r"\bCUDAAPI\s+(cu[A-Za-z0-9_]+)\s*\(")
+_RENAMED = re.compile(r"^\s*#\s*define\s+cu[A-Za-z0-9_]+\s+(cu[A-Za-z0-9_]+)\s*$", re.MULTILINE)
+_PER_THREAD = re.compile(r"__CUDA_API_PT(DS|SZ)\(\s*(cu[A-Za-z0-9_]+)\s*\)")
+
+
+def driver_api_symbols(cuda_h: str) -> tuple[str, ...]:
+    """The names the driver library exports for what ``cuda.h`` declares: each declared
+    function, the versioned name a ``#define`` maps it to (``cuMemAlloc`` -> ``cuMemAlloc_v2``)
+    and the per-thread-stream twins (``_ptds``/``_ptsz``). Extra names cost nothing: the
+    stub only needs every name a module may reference."""
+    names = set(_DECLARED.findall(cuda_h)) | set(_RENAMED.findall(cuda_h))
+    for kind, name in _PER_THREAD.findall(cuda_h):
+        names.update((name, f"{name}_pt{kind.lower()}"))
+    return tuple(sorted(names))
+
+
+def render_driver_stub(symbols: tuple[str, ...]) -> str:
+    """C++ source of the stub libcuda.so.1: every symbol a function that answers
+    CUDA_ERROR_STUB_LIBRARY, as NVIDIA's stub does. Linking against it gives a module that
+    uses one of them NEEDED libcuda.so.1 (the real driver at load); the import check loads
+    it where no driver exists."""
+    lines = [
+        "// Generated by kernel-builder: a stand-in for the CUDA driver (libcuda.so.1), linked",
+        "// against and never shipped. Every function answers CUDA_ERROR_STUB_LIBRARY.",
+        'extern "C" {',
+        *(f"__attribute__((visibility(\"default\"))) int {name}() {{ return {_STUB_LIBRARY_ERROR}; }}" for name in symbols),
+        "}",
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def render_ops_py(*, name: str, backend: str, ops_id: str) -> str:

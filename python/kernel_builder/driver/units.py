@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from kernel_builder.errors import BuildError, KernelBuilderError
+from kernel_builder.driver.generate import DRIVER_STUB_FILE
 from kernel_builder.driver.planfile import TOP, Plan, Unit
 
 __all__ = ["OBJECT", "UNIT", "compile_unit", "link_objects", "main"]
@@ -122,6 +123,9 @@ def link_objects(plan_dir: Path, objects: list[Path], out: Path) -> Path:
         raise BuildError(f"linking {plan.module} for {plan.variant} failed (exit {done.returncode}); command:\n  {command}")
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(directory / plan.module, out / plan.module)
+    stub = directory / DRIVER_STUB_FILE  # a CUDA plan's stub libcuda.so.1: the variant's import check loads it
+    if stub.is_file():
+        shutil.copyfile(stub, out / DRIVER_STUB_FILE)
     facts = {"ops_id": plan.ops_id, "archs": list(plan.archs), "module": plan.module, "variant": plan.variant}
     (out / "module.json").write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n")
     return out / plan.module

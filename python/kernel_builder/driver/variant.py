@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -165,6 +166,9 @@ def build_variant(
     clean_stale_staging(out)  # left by a killed build
     staged = staging_dir(out, variant.name)
     importer = None
+    # The stub libcuda.so.1 of a CUDA build (generate.DRIVER_STUB_FILE), kept past the
+    # scratch directory for the import check: a module that calls the driver API loads here.
+    stub_dir = Path(tempfile.mkdtemp(prefix="kb-driver-stub-"))
     target = target_platform()
     import_python = toolchain_python
     if target is not None and import_check:
@@ -196,7 +200,7 @@ def build_variant(
             prebuilt = Path(prebuilt_module) if prebuilt_module is not None and is_arch else None
             metadata = _assemble(
                 build, variant, source, staged, scratch, ops_id, uid, is_arch, toolchain_python,
-                provenance, jobs, verbose, strict_manylinux, narrowed, prebuilt,
+                provenance, jobs, verbose, strict_manylinux, narrowed, prebuilt, stub_dir,
             )
             if keep_scratch and scratch is not None and work_dir is None:
                 log.info(f"scratch kept at {scratch.path}")
@@ -209,6 +213,7 @@ def build_variant(
             strict_manylinux=strict_manylinux,
             variant_name=variant.name,
             import_process=importer,
+            driver_stub=_kept_stub(stub_dir),
         )
         for warning in report.warnings:
             log.warning("%s", warning)
@@ -223,6 +228,8 @@ def build_variant(
             importer.kill()
             importer.communicate()
         raise
+    finally:
+        shutil.rmtree(stub_dir, ignore_errors=True)
     seconds = time.monotonic() - started
     log.info(f"built {variant} in {seconds:.1f}s -> {final_dir}")
     return VariantResult(
@@ -246,13 +253,16 @@ def _assemble(
     strict_manylinux: bool = False,
     narrow_cuda: tuple[str, ...] | None = None,
     prebuilt: Path | None = None,
+    stub_dir: Path | None = None,
 ) -> Metadata:
-    """Fill ``staged`` with the package files, ``_ops.py``, the module and metadata + digest."""
+    """Fill ``staged`` with the package files, ``_ops.py``, the module and metadata + digest;
+    a CUDA build's stub libcuda.so.1 goes to ``stub_dir`` (for the import check)."""
     backend = variant.backend
     copy_python_files(source / build.ext_dir / build.python_name, staged, build.pyext)
     metadata = Metadata.for_backend(build, ops_id, backend, provenance=provenance)
     if prebuilt is not None:
         archs = _install_prebuilt(prebuilt, ops_id, staged / module_name(build, ops_id), strict_manylinux)
+        _keep_stub(prebuilt, stub_dir)
         if archs:
             metadata = metadata.with_archs(list(archs))
         ops_py = _render_ops_py(build, backend, ops_id)
@@ -260,6 +270,7 @@ def _assemble(
         toolchain = probe_toolchain(toolchain_python)
         archs = _compile(build, variant, ops_id, scratch, toolchain, staged, jobs, verbose, strict_manylinux,
                          narrow_cuda)
+        _keep_stub(scratch.path / "cmake-build", stub_dir)
         if archs:
             metadata = metadata.with_archs(list(archs))
         ops_py = _render_ops_py(build, backend, ops_id)
@@ -282,6 +293,17 @@ def _save_symbols(staged: Path, metadata: Metadata, api: dict | None, variant: V
     metadata = metadata.with_digest(compute_digest(staged))
     metadata.write(staged / "metadata.json")
     return metadata
+
+
+def _keep_stub(directory: Path, stub_dir: Path | None) -> None:
+    stub = directory / generate.DRIVER_STUB_FILE
+    if stub_dir is not None and stub.is_file():
+        shutil.copyfile(stub, stub_dir / generate.DRIVER_STUB_FILE)
+
+
+def _kept_stub(stub_dir: Path) -> Path | None:
+    stub = stub_dir / generate.DRIVER_STUB_FILE
+    return stub if stub.is_file() else None
 
 
 def _render_ops_py(build: Build, backend: str, ops_id: str) -> str:
@@ -311,9 +333,13 @@ def make_plan(
     stable = variant.version if variant.kind is Kind.STABLE_ABI else None
     cuda_version = None
     supported = None
+    driver_symbols: tuple[str, ...] = ()
     if backend == "cuda":
         toolkit = probe_cuda()
         cuda_version = toolkit.version
+        cuda_h = Path(toolkit.home) / "include" / "cuda.h"
+        if cuda_h.is_file():  # the driver API's declarations: the stub libcuda.so.1 defines them
+            driver_symbols = generate.driver_api_symbols(cuda_h.read_text(errors="replace"))
 
         supported = supported_from_nvcc(toolkit.list_gpu_code)
     deps = cpp_deps.resolve(build, backend, python=toolchain.python, site_packages=toolchain.site_packages)
@@ -338,6 +364,7 @@ def make_plan(
         dependency_defines=deps.defines,
         tvm_ffi=tvm,
         narrow_cuda=narrow_cuda,
+        driver_symbols=driver_symbols,
     )
     for warning in plan.warnings:
         log.warning("%s", warning)
