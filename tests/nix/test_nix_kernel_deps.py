@@ -54,7 +54,19 @@ def _kernel(root: Path) -> Path:
         backends = ["cpu"]
         kernel-depends = [{{ repo-id = "{DEP}", version = 1 }}]
 
+        [general.hub]
+        repo-id = "acme/uses-scaler"
+
         [torch-noarch]
+        """))
+    (kernel / "tests").mkdir()
+    (kernel / "tests" / "test_uses_scaler.py").write_text(textwrap.dedent("""\
+        from kernels import get_kernel
+
+
+        def test_triple_goes_through_the_dependency():
+            kernel = get_kernel("acme/uses-scaler", version=1)  # LOCAL_KERNELS: the built tree and its dependency
+            assert kernel.triple(2) == 6
         """))
     (package / "__init__.py").write_text(textwrap.dedent(f"""\
         from kernels import get_kernel_dep
@@ -109,6 +121,11 @@ def test_a_locked_kernel_dependency_is_fetched_and_resolved_by_the_import_check(
     done = _build(kernel)
     assert done.returncode == 0, done.stderr[-6000:]
     assert (kernel / "build" / "torch-cpu" / "metadata.json").is_file()
+    # The kernel's own tests load it with PyPI kernels' get_kernel, which resolves the
+    # dependency from the store (LOCAL_KERNELS), offline in the sandbox.
+    done = kernel_builder("test", str(kernel), "--variant", "torch-cpu", env=_env(), check=False)
+    assert done.returncode == 0, done.stderr[-6000:]
+    assert "torch-cpu: 1 passed" in done.stderr
 
     # A new v1 on the Hub does not change what the lock fetches, but a lock whose hash is not
     # the commit's tree (edited, or a rewritten repo) stops the build with the fix.

@@ -105,10 +105,10 @@ let
   # toolchain's Python may be another version, so it gets the sources.
   compiledPython = import ./compiled-python.nix { inherit system; inherit (context) pythonSrc; };
   # The locked kernel-depends trees the import check resolves get_kernel_dep from.
-  kernelDepsOf = import ./kernel-deps.nix { inherit system; deps = context.kernelDeps or [ ]; };
+  kernelDeps = import ./kernel-deps.nix { inherit system; deps = context.kernelDeps or [ ]; };
   mkVariantWith = split: extraAttrs: v: import (if split && perObject v then ./per-object.nix else ./variant.nix) ({
     inherit config system kernel;
-    extraAttrs = importCheckAttrs // v.depAttrs // kernelDepsOf v // extraAttrs;
+    extraAttrs = importCheckAttrs // v.depAttrs // kernelDeps.attrs v // extraAttrs;
     inherit (v) backend toolchain;
     variant = v.name;
     src = sources.${v.backend};
@@ -148,7 +148,9 @@ let
   testSiteOf = v: if v.toolchain ? testSite then v.toolchain.testSite testPackages else null;
   # The variant a kernel test sees (test-env.nix's arguments), for the runs and the shells.
   testEnvArgs = v: {
-    inherit config system;
+    # the locked kernel-depends (LOCAL_KERNELS entries), read by test-env.nix
+    config = config // { kernelDepsLocal = kernelDeps.localKernels; };
+    inherit system;
     variant = v.name;
     tree = redistributable.${v.name};
     inherit (v) toolchain;

@@ -8,7 +8,7 @@
 # inside a build. Without the front end (a plain `nix build` on a fresh store) the path is
 # missing and the build stops with the fix.
 #
-# Type: { system; deps : [ { repo-id; name; hash } ] } -> variant record -> attrs
+# Type: { system; deps : [ { repo-id; name; hash } ] } -> { attrs : variant record -> attrs; localKernels : string }
 { system, deps }:
 let
   fetched = map (d: {
@@ -24,13 +24,18 @@ let
     };
   }) deps;
 in
-v:
-if deps == [ ] then { }
-else {
-  # Read by the import check (tree/checks.py): the first of `variants` each dependency has
-  # under build/ is imported and handed to the kernel's get_kernel_dep.
-  KERNEL_BUILDER_KERNEL_DEPS = builtins.toJSON {
-    variants = [ v.name "torch-${v.backend}" "torch-universal" ];
-    kernels = map (k: { inherit (k) repo-id; path = "${k.path}"; }) fetched;
-  };
+{
+  # LOCAL_KERNELS entries (repo=path, colon-separated) for the kernel-test runs and shells:
+  # PyPI kernels' get_kernel (and kernel-builder's loader) resolve the dependencies there.
+  localKernels = builtins.concatStringsSep ":" (map (k: "${k.repo-id}=${k.path}") fetched);
+  attrs = v:
+    if deps == [ ] then { }
+    else {
+      # Read by the import check (tree/checks.py): the first of `variants` each dependency
+      # has under build/ is imported and handed to the kernel's get_kernel_dep.
+      KERNEL_BUILDER_KERNEL_DEPS = builtins.toJSON {
+        variants = [ v.name "torch-${v.backend}" "torch-universal" ];
+        kernels = map (k: { inherit (k) repo-id; path = "${k.path}"; }) fetched;
+      };
+    };
 }

@@ -22,8 +22,13 @@ if [ -n "$testSite" ]; then
 fi
 export PYTHONPATH="$path" PYTHONDONTWRITEBYTECODE=1 PYTHONNOUSERSITE=1
 export KERNEL_BUILD_DIR="$tree" KERNEL_BUILDER_TEST_VARIANT="$variant"
+# The kernel's repo and its locked kernel-depends (get_kernel_dep resolves them there).
+local_kernels="${kernelDepsLocal:-}"
 if [ -n "$repoId" ]; then
-  export LOCAL_KERNELS="$repoId=$tree"
+  local_kernels="$repoId=$tree${local_kernels:+:$local_kernels}"
+fi
+if [ -n "$local_kernels" ]; then
+  export LOCAL_KERNELS="$local_kernels"
 fi
 cd "$work"
 echo "kernel-builder: testing $variant with $toolchainPython"

@@ -16,3 +16,6 @@ toolchain.env // {
   testSite = if testSite == null then "" else testSite;
   gpuPlugin = ./kernel_tests_gpu.py;
 }
+# The locked kernel-depends in the store as LOCAL_KERNELS entries (kernel-deps.nix); only
+# for a kernel that has them, so that no other kernel's test derivations change.
+// (if (config.kernelDepsLocal or "") != "" then { kernelDepsLocal = config.kernelDepsLocal; } else { })

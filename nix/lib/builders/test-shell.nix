@@ -22,7 +22,9 @@ derivation (import ./test-env.nix { inherit config system variant tree toolchain
       export PYTHONPATH="$kb_import"
     fi
     export KERNEL_BUILD_DIR="$tree"
-    if [ -n "$repoId" ]; then export LOCAL_KERNELS="$repoId=$tree"; fi
+    kb_local="''${kernelDepsLocal:-}"
+    if [ -n "$repoId" ]; then kb_local="$repoId=$tree''${kb_local:+:$kb_local}"; fi
+    if [ -n "$kb_local" ]; then export LOCAL_KERNELS="$kb_local"; fi
     echo "kernel-builder test shell: ${config.name} $variant (import $pythonName; python: $toolchainPython)" >&2
   '';
 })
