@@ -22,7 +22,6 @@ from kernel_builder.driver import generate
 from kernel_builder.flake import nix
 from nix_support import snapshot_builder
 
-pytestmark = pytest.mark.slow
 
 VARIANT = "torch213-cxx11-cu130-x86_64-linux"
 FIXTURE = Path(__file__).parent / "driver_api_kernel"
@@ -59,6 +58,7 @@ def _dynamic(library: Path) -> str:
     return subprocess.run(["readelf", "-d", str(library)], capture_output=True, text=True, check=True).stdout
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_the_module_needs_the_driver_by_soname_without_runpath(built: tuple[Path, Path]) -> None:
     tree, _ = built
@@ -75,6 +75,7 @@ def test_the_module_needs_the_driver_by_soname_without_runpath(built: tuple[Path
     assert "cuTensorMapEncodeTiled" in undefined and "cuDriverGetVersion" in undefined
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(3600)
 def test_its_ops_call_the_stub_where_no_driver_exists(kernel: Path, built: tuple[Path, Path]) -> None:
     tree, link = built
@@ -101,3 +102,23 @@ print(module.driver_version(), module.encode_tensor_map_status())
     if done.stdout.strip() == "driver present":
         pytest.skip("this machine has a CUDA driver: the stub is not used (needs a machine without one)")
     assert done.stdout.split() == ["-34", "34"], done.stdout
+
+
+CUDA_H_EXCERPT = """
+#define __CUDA_API_PTDS(api) api ## _ptds
+#define cuMemAlloc                          cuMemAlloc_v2
+#define cuMemcpyHtoD                        __CUDA_API_PTDS(cuMemcpyHtoD_v2)
+CUresult CUDAAPI cuDriverGetVersion(int *driverVersion);
+CUresult CUDAAPI cuMemAlloc(CUdeviceptr *dptr, size_t bytesize);
+CUresult CUDAAPI cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType,
+    cuuint32_t tensorRank, void *globalAddress);
+typedef CUresult (CUDAAPI *PFN_cuInit)(unsigned int Flags);
+"""
+
+
+def test_the_stub_defines_each_exported_name_of_the_driver_api() -> None:
+    names = generate.driver_api_symbols(CUDA_H_EXCERPT)
+    assert names == ("cuDriverGetVersion", "cuMemAlloc", "cuMemAlloc_v2", "cuMemcpyHtoD_v2",
+                     "cuMemcpyHtoD_v2_ptds", "cuTensorMapEncodeTiled")
+    source = generate.render_driver_stub(names)
+    assert 'int cuMemAlloc_v2() { return 34; }' in source and source.count("return 34;") == len(names)
