@@ -16,7 +16,7 @@ from pathlib import Path
 from kernel_builder._files import write_atomic
 from kernel_builder.config import load
 from kernel_builder.config.model import KernelDependency
-from kernel_builder.errors import HubError, NixError
+from kernel_builder.errors import ConfigError, HubError, NixError
 from kernel_builder.hub.download import HubClient
 from kernel_builder.flake.kernel_deps_lock import FIX, LOCK_FILE, LockedDependency, all_kernel_depends, dumps, locked_for, read_lock
 
@@ -143,7 +143,10 @@ def stage_for_build(kernel_dir: Path, work: Path, client: HubClient | None = Non
     """Put every locked ``kernel-depends`` tree of ``kernel_dir`` into the store (fetching only
     what is missing) and describe them for the flake (``state/kernel-deps.json``: repo id,
     store name, hash). ``ConfigError`` with the fix when build.toml and kernels.lock disagree."""
-    depends = all_kernel_depends(load(kernel_dir / "build.toml"))
+    try:
+        depends = all_kernel_depends(load(kernel_dir / "build.toml"))
+    except ConfigError:
+        return []  # the build reports an invalid build.toml itself, as it always did
     locks = locked_for(depends, read_lock(kernel_dir) if depends else None, kernel_dir / LOCK_FILE,
                        kernel_dir / "build.toml")
     out = []
