@@ -140,3 +140,12 @@ def test_hub_variant_without_symbols_json(hub_server, tmp_path: Path) -> None:
     out = kb("describe-api", "acme/old-api")
     assert out.returncode == 7
     assert "No symbols.json found in acme/old-api (version: 1, revision: v1) (variant: torch-cpu)" in out.stderr
+
+
+def test_hub_kernel_of_an_untrusted_publisher_needs_trust_remote_code(hub_server, tree: Path) -> None:
+    publish(hub_server, "evil/relu-api", tree / "build", version=1, trusted=False)
+    out = kb("describe-api", "evil/relu-api")
+    assert out.returncode == 7 and "Kernel repository 'evil/relu-api' is not from a trusted publisher." in out.stderr
+    assert reference("evil/relu-api").returncode == 1  # the reference refuses it too
+    data = json.loads(kb("describe-api", "evil/relu-api", "--trust-remote-code", "--json").stdout)
+    assert data == json.loads(reference("evil/relu-api", "--trust-remote-code", "--json").stdout)

@@ -88,7 +88,8 @@ def _tree_lines(tree: dict, prefix: str = "") -> list[str]:
 @click.option("--revision", default=None, help="Hub branch, tag or commit (not with a local path).")
 @click.option("--version", "version", type=int, default=None, help="Kernel version N: the Hub branch vN (default: the highest).")
 @click.option("--json", "as_json", is_flag=True, help="Print symbols.json with the kernel's source and variant, as JSON.")
-def describe_api(kernel: str, revision: str | None, version: int | None, as_json: bool) -> None:
+@click.option("--trust-remote-code", is_flag=True, help="Allow a Hub kernel whose publisher is not a trusted one.")
+def describe_api(kernel: str, revision: str | None, version: int | None, as_json: bool, trust_remote_code: bool) -> None:
     """List a kernel's public functions (with their signatures) and layers, without importing it.
 
     Prints the symbols.json of the variant this machine would load (docs/metadata.md): the
@@ -96,6 +97,8 @@ def describe_api(kernel: str, revision: str | None, version: int | None, as_json
     branch unless --version or --revision says otherwise) or a local directory holding
     build/ (or a variant directory). Only symbols.json (and the variant listing) is fetched
     from the Hub. The output is that of PyPI `kernels describe-api`, with signatures.
+    As there, a Hub kernel must come from a trusted publisher unless --trust-remote-code
+    is given (nothing is imported; the rule is the loader's).
 
     \b
     Example:
@@ -104,7 +107,7 @@ def describe_api(kernel: str, revision: str | None, version: int | None, as_json
     """
     from kernel_builder.tree.symbols import read_symbols, text_lines  # lazy: read only when a kernel is described
 
-    path, source = _symbols_file(kernel, revision=revision, version=version)
+    path, source = _symbols_file(kernel, revision=revision, version=version, trust_remote_code=trust_remote_code)
     document = {**read_symbols(path), **source}
     if as_json:
         output.result_json(document)
@@ -120,7 +123,9 @@ def describe_api(kernel: str, revision: str | None, version: int | None, as_json
         output.result(line)
 
 
-def _symbols_file(kernel: str, *, revision: str | None, version: int | None) -> tuple[Path, dict[str, str]]:
+def _symbols_file(
+    kernel: str, *, revision: str | None, version: int | None, trust_remote_code: bool = False
+) -> tuple[Path, dict[str, str]]:
     """Where the symbols.json of the variant this machine loads is (downloaded if on the
     Hub), and the source fields ``describe-api`` prints (PyPI ``kernels``' keys)."""
     from kernel_builder.hub.download import HubClient, is_offline  # lazy: Hub access only for a Hub kernel
@@ -146,6 +151,11 @@ def _symbols_file(kernel: str, *, revision: str | None, version: int | None) -> 
         raise LoadError("Only one of --revision or --version can be specified")
     offline = is_offline()
     client = None if offline else HubClient()
+    if client is not None and not trust_remote_code and not client.is_trusted_publisher(kernel.split("/", 1)[0]):
+        raise LoadError(
+            f"Kernel repository '{kernel}' is not from a trusted publisher.",
+            hint="pass --trust-remote-code to describe kernels from publishers you trust yourself",
+        )
     if revision is None and version is None:
         versions = available_versions(kernel, offline=offline, client=client)
         if not versions:
