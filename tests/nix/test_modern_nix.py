@@ -20,7 +20,7 @@ from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.flake.kernel_source import lock_for_copy
 from kernel_builder.toolchain.pinned.fetch import download_debs, fetch
 from kernel_builder.toolchain.pinned.lockfile import Artifact, load_lock
-from nix_support import EXAMPLES, REPO, commit_all, copy_kernel, environ_set, salt_sources, snapshot_builder
+from nix_support import EXAMPLES, REPO, commit_all, copy_kernel, environ_set, kernel_builder, salt_sources, snapshot_builder
 
 SYSTEM = "x86_64-linux"
 TRACKED_EXAMPLES = sorted(
@@ -265,9 +265,8 @@ def test_init_flake_works_with_nix_2_26_and_2_8(tmp_path: Path, modern: ModernNi
     writes is read by Nix 2.8 as it is."""
     builder = snapshot_builder(tmp_path / "builder")
     kernel = tmp_path / "my-kernel"
-    done = subprocess.run([str(REPO / ".venv" / "bin" / "kernel-builder"), "init", str(kernel), "--name", "me/my-kernel",
-                           "--backends", "cpu", "--builder-url", f"path:{builder}"], capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr
+    kernel_builder("init", str(kernel), "--name", "me/my-kernel", "--backends", "cpu", "--builder-url", f"path:{builder}",
+                   env=dict(os.environ))
     expected = _variants_2_8(kernel)
     for _ in range(2):
         assert json.loads(modern.run("eval", "--json", ".#variants", cwd=kernel)) == expected
