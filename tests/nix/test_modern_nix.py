@@ -18,6 +18,8 @@ import pytest
 from kernel_builder.flake import nix
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.flake.kernel_source import lock_for_copy
+from kernel_builder.toolchain.pinned import clients
+from kernel_builder.toolchain.pinned import fetch as fetch_module
 from kernel_builder.toolchain.pinned.fetch import download_debs, fetch
 from kernel_builder.toolchain.pinned.lockfile import Artifact, load_lock
 from nix_support import EXAMPLES, REPO, commit_all, copy_kernel, environ_set, kernel_builder, salt_sources, snapshot_builder
@@ -122,6 +124,15 @@ def test_fetch_seeds_a_store_under_another_directory(tmp_path: Path, monkeypatch
     lock = attrs.evolve(load_lock(), groups={})  # only the seed and its .deb
     assert lock.seed is not None
     deb = lock.artifacts[lock.seed.deb]
+    read: list[Path] = []
+
+    def extract_seed(deb_file: Path, *args: str) -> Path:
+        read.append(deb_file)
+        return clients.extract_seed(deb_file, *args)
+
+    # the .deb is never read at its /nix/store path: on this machine that path holds the
+    # machine store's copy, which a store elsewhere need not have
+    monkeypatch.setattr(fetch_module, "extract_seed", extract_seed)
     for case in ("downloaded", "in-store"):
         root = tmp_path / case / "root"
         monkeypatch.setenv("NIX_CONFIG", _nix_config(f"store = local?root={root}"))
@@ -135,6 +146,7 @@ def test_fetch_seeds_a_store_under_another_directory(tmp_path: Path, monkeypatch
         assert (deb.store_path in report.added) == (case == "downloaded")
         assert (root / lock.seed.store_path.lstrip("/") / Path(lock.seed.member).name).is_file()
         assert nix.invalid_paths([lock.seed.store_path, deb.store_path]) == []
+        assert read[-1].is_relative_to(tmp_path / case / "state"), read
 
 
 def _download(deb: Artifact, into: Path) -> Path:
