@@ -69,6 +69,9 @@ class Timing:
     min_ms: float
     max_ms: float
 
+    def to_json(self) -> dict[str, Any]:
+        return {k: v if k == "iterations" else round(v, 4) for k, v in attrs.asdict(self).items()}
+
 
 @attrs.frozen
 class Workload:
@@ -90,13 +93,15 @@ class Workload:
         return self.reference.mean_ms / self.timing.mean_ms
 
     def to_json(self) -> dict[str, Any]:
+        """The JSON form; times in ms and the speedup rounded to 4 decimals (as PyPI ``kernels``)."""
+        speedup = self.speedup
         return {
             "script": self.script,
             "benchmark": self.cls,
             "workload": self.name,
-            "timing": attrs.asdict(self.timing),
-            "reference": None if self.reference is None else attrs.asdict(self.reference),
-            "speedup": self.speedup,
+            "timing": self.timing.to_json(),
+            "reference": None if self.reference is None else self.reference.to_json(),
+            "speedup": None if speedup is None else round(speedup, 4),
             "verified": self.verified,
         }
 
