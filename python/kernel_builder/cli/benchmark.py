@@ -152,10 +152,10 @@ def _print_table(workloads: list[Any]) -> None:
 
     with_ref = any(w.reference is not None for w in workloads)
     names = [f"{w.cls}.{w.name}" for w in workloads]
-    table = Table(title="Benchmark results (ms)")
+    table = Table(title="Benchmark results (ms)", pad_edge=False)
     table.add_column("Benchmark", no_wrap=True, min_width=max(map(len, names), default=9))
     for header in ("N", *(("Speedup",) if with_ref else ()), "Mean", "Std", "Min", "Max", *(("Ref", "OK") if with_ref else ())):
-        table.add_column(header, justify="right", no_wrap=True)
+        table.add_column(header, justify="right", no_wrap=True, min_width=len(header))
     for name, w in zip(names, workloads):
         t = w.timing
         row = [name, str(t.iterations)]
