@@ -162,3 +162,32 @@ def test_hub_kernel(hub_server, tree: Path) -> None:
     assert document["repo_id"] == repo and document["revision"] == "v1" and document["variant"] == "torch-cpu"
     assert {r["workload"] for r in document["results"]} == {"relu", "variant"}
     assert all(r.method == "GET" or r.method == "HEAD" for r in hub_server.requests)  # submits nowhere
+
+
+def test_docs_example_runs_on_examples_relu(tmp_path: Path) -> None:
+    """docs/cli-loader.md's benchmark example, for real: build examples/relu with --local, write
+    the page's benchmark script, benchmark it (a compiled CPU kernel, tensors, a verified speedup)."""
+    import re
+    import shutil
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "cli-loader.md").read_text()
+    section = docs[docs.index("## `kernel-builder benchmark") :]
+    script = re.search(r"<<'PY'\n(.*?)PY\n", section, flags=re.S)
+    assert script is not None
+    kernel = tmp_path / "relu"
+    examples = Path(__file__).resolve().parents[2] / "examples" / "relu"
+    shutil.copytree(examples, kernel, ignore=shutil.ignore_patterns("build", "result*"))
+    built = subprocess.run(
+        [sys.executable, "-m", "kernel_builder", "build", str(kernel), "--local", "--backend", "cpu"],
+        capture_output=True, text=True, timeout=900,
+    )
+    assert built.returncode == 0, built.stderr[-3000:]
+    (kernel / "benchmarks").mkdir()
+    (kernel / "benchmarks" / "benchmark_relu.py").write_text(script.group(1))
+    proc = kb(str(kernel), "--iterations", "20", "--warmup", "2", "--json")
+    assert proc.returncode == 0, proc.stderr
+    document = json.loads(proc.stdout)
+    assert document["variant"].endswith("-cpu-x86_64-linux") or document["variant"].startswith("torch-cpu")
+    (result,) = document["results"]
+    assert result["benchmark"] == "Relu" and result["workload"] == "relu" and result["verified"] is True
+    assert result["speedup"] > 0 and "Relu.relu" in proc.stderr
