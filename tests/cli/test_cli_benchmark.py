@@ -88,6 +88,25 @@ def test_json_and_output_file(tree: Path, tmp_path: Path) -> None:
     assert by_name["variant"]["reference"] is None and by_name["variant"]["speedup"] is None
 
 
+
+def test_summarize_is_population_statistics() -> None:
+    from kernel_builder.benchmarking import summarize
+
+    timing = summarize([1.0, 2.0, 3.0, 6.0])
+    assert (timing.iterations, timing.mean_ms, timing.min_ms, timing.max_ms) == (4, 3.0, 1.0, 6.0)
+    assert timing.std_ms == pytest.approx(3.5**0.5)
+    with pytest.raises(ValueError):
+        summarize([])
+
+
+def test_script_written_for_pypi_kernels_runs(tree: Path) -> None:
+    """A script subclassing PyPI kernels' Benchmark (as kernels-community's do) runs unchanged."""
+    text = BENCHMARK.replace("from kernel_builder.benchmark import Benchmark", "from kernels.benchmark import Benchmark")
+    (tree / "benchmarks" / "benchmark_relu.py").write_text(text)
+    proc = kb(str(tree), "--iterations", "2", "--warmup", "0", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert {r["workload"] for r in json.loads(proc.stdout)["results"]} == {"relu", "variant"}
+
 def test_syntax_error_is_located(tree: Path) -> None:
     (tree / "benchmarks" / "benchmark_bad.py").write_text("from kernel_builder.benchmark import Benchmark\n\ndef broken(:\n")
     proc = kb(str(tree), "--iterations", "1")
