@@ -51,7 +51,7 @@ class BackendSpec:
     backend: Backend
     token: str  # in a variant name: the prefix of a versioned backend (``cu``), else the name
     versioned: bool  # the variant name carries the backend version (``cu130``)
-    noarch_name: str  # a noarch variant is ``torch-<noarch_name>`` (CANN's is ``npu``)
+    noarch_name: str  # a noarch variant is ``torch-<noarch_name>``
     defines: tuple[str, ...] = ()  # macros the kernel's sources see (the source contract)
     arch_key: str | None = None  # the build.toml key that lists architectures
     torch_version_attr: str | None = None  # ``torch.version.<attr>`` holds its version
@@ -66,7 +66,7 @@ BACKENDS: dict[Backend, BackendSpec] = {
         BackendSpec(Backend.ROCM, "rocm", True, "rocm", ("ROCM_KERNEL", "USE_ROCM=1"), "rocm-archs", "hip"),
         BackendSpec(Backend.XPU, "xpu", True, "xpu", ("XPU_KERNEL", "USE_XPU"), None, "xpu"),
         BackendSpec(Backend.METAL, "metal", False, "metal", ("METAL_KERNEL",)),
-        BackendSpec(Backend.CANN, "cann", True, "npu"),
+        BackendSpec(Backend.CANN, "cann", True, "cann"),
         BackendSpec(Backend.NEURON, "neuron", False, "neuron"),
         BackendSpec(Backend.TPU, "tpu", False, "tpu"),
     )
