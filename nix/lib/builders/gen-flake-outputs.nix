@@ -87,6 +87,10 @@ let
     if narrowCuda != [ ] && r.backend == "cuda" && r.kind != "noarch"
     then { KERNEL_BUILDER_CUDA_CAPABILITIES = builtins.concatStringsSep "," narrowCuda; }
     else { };
+  # `kernel-builder build --layout`: the variants' build layout, over build.toml's (an
+  # attribute only when given, so the default derivations stay as they are).
+  layoutAttrs = if (context.buildOptions.buildLayout or null) == null then { }
+    else { KERNEL_BUILDER_BUILD_LAYOUT = context.buildOptions.buildLayout; };
   variants = map withToolchain records;
   buildable = builtins.filter (v: v.toolchain.available) variants;
   # The buildable variants this machine can also load: not the cross-built ones, whose
@@ -108,7 +112,7 @@ let
   kernelDeps = import ./kernel-deps.nix { inherit system; deps = context.kernelDeps or [ ]; };
   mkVariantWith = split: extraAttrs: v: import (if split && perObject v then ./per-object.nix else ./variant.nix) ({
     inherit config system kernel;
-    extraAttrs = importCheckAttrs // v.depAttrs // kernelDeps.attrs v // extraAttrs;
+    extraAttrs = importCheckAttrs // layoutAttrs // v.depAttrs // kernelDeps.attrs v // extraAttrs;
     inherit (v) backend toolchain;
     variant = v.name;
     src = sources.${v.backend};

@@ -79,9 +79,9 @@ let
     SOURCE_DATE_EPOCH = "315532800"; # as variant.nix
   };
   # The variant's build options (C++ dependencies, --cuda-capabilities) shape the commands;
-  # what only the assembly reads (the import check's switch and Python path) stays out of
-  # the plan, so changing them re-links nothing.
-  planAttrs = removeAttrs extraAttrs [ "noImportCheck" "KERNEL_BUILDER_IMPORT_PATH" "KERNEL_BUILDER_KERNEL_DEPS" ];
+  # what only the assembly reads (the import check's switch and Python path, the build
+  # layout) stays out of the plan, so changing them re-links nothing.
+  planAttrs = removeAttrs extraAttrs [ "noImportCheck" "KERNEL_BUILDER_IMPORT_PATH" "KERNEL_BUILDER_KERNEL_DEPS" "KERNEL_BUILDER_BUILD_LAYOUT" ];
   plan = derivation (planAttrs // common // {
     name = "${config.name}-${variant}-plan";
     step = "plan";

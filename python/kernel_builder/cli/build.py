@@ -82,6 +82,14 @@ __all__ = ["build"]
     "iteration. The variant's metadata records the archs built and the narrowing; `upload` refuses such a tree "
     "unless --force.",
 )
+@click.option(
+    "--layout",
+    "build_layout",
+    type=click.Choice(["files", "zip"]),
+    help="How each variant ships its Python package: files (the variant directory is the package) or zip "
+    "(the package is <id>.zip in the variant directory, beside metadata.json and the compiled module; PyPI "
+    "kernels >= 0.19 loads it). Default: build.toml's [general] build-layout (edition 6), else files. See docs/build.md.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--print-nix-args", is_flag=True, help="Record the toolchain, print the nix arguments that select this builder and toolchain (for plain `nix run/build/develop`), and exit.")
 def build(
@@ -103,6 +111,7 @@ def build(
     cuda_capabilities: str | None = None,
     clean: bool = False,
     systems: tuple[str, ...] = (),
+    build_layout: str | None = None,
 ) -> list[str] | None:
     """Build the variants of the kernel in DIRECTORY (default: .) into DIRECTORY/build.
 
@@ -122,6 +131,7 @@ def build(
       kernel-builder build . --cache file:///srv/kernel-cache --trusted-key keys/team-cache-1.pub
       kernel-builder build . --local            (incremental: recompiles what changed)
       kernel-builder build . --local --clean    (from an empty build directory)
+      kernel-builder build . --layout zip       (each variant's package as <id>.zip)
       nix run .#build-variants -j 2 $(kernel-builder build --print-nix-args)
     """
     from kernel_builder.config import load  # lazy: the config reader (tomlkit, cattrs) is not needed for --help
@@ -141,12 +151,14 @@ def build(
     if local:
         if max_jobs is not None and max_jobs > 1:
             output.note(f"note: --local builds one variant at a time; -j {max_jobs} has no effect (--cores sets the compile jobs)")
-        _build_local(kernel_dir, build, variants, backends, toolchain_python, cores, print_build_logs, as_json, narrow, clean)
+        _build_local(kernel_dir, build, variants, backends, toolchain_python, cores, print_build_logs, as_json, narrow, clean,
+                     build_layout)
         return
     if print_nix_args:
         from kernel_builder.flake.kernel_flake import prepare_kernel_flake  # lazy: as load
 
-        output.result(shlex.join(prepare_kernel_flake(kernel_dir, list(extra_pythons), toolchain=toolchain, cuda_capabilities=narrow).flake_args))
+        output.result(shlex.join(prepare_kernel_flake(kernel_dir, list(extra_pythons), toolchain=toolchain, cuda_capabilities=narrow,
+                                                      build_layout=build_layout).flake_args))
         return
     if not (kernel_dir / "flake.nix").is_file():
         raise ConfigError(
@@ -161,7 +173,8 @@ def build(
 
     cache = cache_settings(caches, trusted_keys)
     flake_build.nix.check_builders(builders, 1 if max_jobs is None else max_jobs, caches=bool(caches))
-    flake = flake_build.open_kernel_flake(kernel_dir, extra_pythons, toolchain, cuda_capabilities=narrow)
+    flake = flake_build.open_kernel_flake(kernel_dir, extra_pythons, toolchain, cuda_capabilities=narrow,
+                                          build_layout=build_layout)
     selected, notes = select_variants(flake.table, variants, backends, systems)
     for note in notes:
         output.note(f"skip {note}")
@@ -326,12 +339,14 @@ def _summary_line(rows: Sequence[Any], build_dir: Path) -> str:
 def _build_local(
     kernel_dir: Path, build: Any, variants: Sequence[str], backends: Sequence[str], toolchain_python: str | None,
     cores: int | None, verbose: bool, as_json: bool, narrow: tuple[str, ...] | None = None, clean: bool = False,
+    build_layout: str | None = None,
 ) -> None:
     from kernel_builder.flake.local import build_local  # lazy: as load
 
     results = build_local(
         kernel_dir, variants=list(variants) or None, backends=list(backends) or None,
         toolchain=toolchain_python, cores=cores, verbose=verbose, build=build, cuda_capabilities=narrow, clean=clean,
+        build_layout=build_layout,
     )
     if as_json:
         output.result_json([_local_result(r) for r in results])

@@ -2,7 +2,7 @@
 
     python -m kernel_builder.driver.run_variant --source SRC --variant NAME --out OUT \\
         --toolchain-python PY [--unique-id ID] [--kernel-commit SHA [--kernel-dirty]] \\
-        [--prebuilt-module LINKED]
+        [--prebuilt-module LINKED] [--build-layout files|zip]
 
 Writes ``OUT/<variant>/`` complete (files, ``metadata.json`` with digest) after the checks
 pass; exits 1 with the error on stderr otherwise. Kept on argparse so it starts fast and
@@ -61,6 +61,14 @@ def parser() -> argparse.ArgumentParser:
         help="assemble the variant from this link output of the per-object build (module + module.json) "
         "instead of compiling (nix/lib/builders/link.nix)",
     )
+    p.add_argument(
+        "--build-layout",
+        choices=("files", "zip"),
+        default=os.environ.get("KERNEL_BUILDER_BUILD_LAYOUT") or None,
+        help="files: the variant directory is the package; zip: the package is <id>.zip in it (default: "
+        "$KERNEL_BUILDER_BUILD_LAYOUT, which `kernel-builder build --layout` sets, else build.toml's "
+        "[general] build-layout, else files)",
+    )
     p.add_argument("--keep-scratch", action="store_true", help="keep the generated CMake project and logs")
     p.add_argument("-v", "--verbose", action="store_true", help="stream compiler output to stderr")
     return p
@@ -114,6 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             import_check=not args.no_import_check,
             cuda_capabilities=split_capabilities(args.cuda_capabilities),
             prebuilt_module=args.prebuilt_module,
+            build_layout=args.build_layout,
         )
     except KernelBuilderError as exc:
         print(f"error: {exc}", file=sys.stderr)

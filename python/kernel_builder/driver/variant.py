@@ -24,10 +24,11 @@ from kernel_builder.tree.digest import compute_digest
 from kernel_builder.errors import BuildError
 from kernel_builder._files import write_atomic
 from kernel_builder.tree.layout import clean_stale_staging, publish, staging_dir
-from kernel_builder.tree.metadata import GitStatus, Metadata, Provenance, current_provenance
+from kernel_builder.tree.metadata import BUILD_LAYOUTS, GitStatus, Metadata, Provenance, current_provenance
 from kernel_builder.driver import cpp_deps, generate, tvm_ffi
 from kernel_builder.driver.assemble import copy_python_files, strip_runpath
 from kernel_builder.tree import symbols as symbols_json
+from kernel_builder.tree import ziplayout
 from kernel_builder.tree.checks import MANYLINUX, check_variant, manylinux_violations, objects_using, start_import_check
 from kernel_builder.driver.compile import compile_module, write_project
 from kernel_builder.driver.generate import CompilePlan
@@ -123,6 +124,7 @@ def build_variant(
     work_dir: Path | None = None,
     clean: bool = False,
     prebuilt_module: str | os.PathLike[str] | None = None,
+    build_layout: str | None = None,
 ) -> VariantResult:
     """Build ``variant_name`` of the kernel in ``source`` into ``out_dir/variant_name``.
 
@@ -133,7 +135,10 @@ def build_variant(
     incremental build, ``scratch.build_dir``) instead of a fresh scratch directory;
     ``clean`` empties it first.
     ``prebuilt_module`` is a link output of the per-object build (``driver.units``: the
-    module and its ``module.json``): the variant is assembled from it, nothing is compiled."""
+    module and its ``module.json``): the variant is assembled from it, nothing is compiled.
+    ``build_layout`` (``files`` or ``zip``, ``build --layout``) overrides build.toml's
+    ``[general] build-layout``: with ``zip`` the package goes into ``<id>.zip``
+    (``tree.ziplayout``), and the import check loads it from there."""
     started = time.monotonic()
     source = Path(source).resolve()
     out = Path(out_dir).resolve()
@@ -160,6 +165,9 @@ def build_variant(
             f"variant {variant} does not match build.toml: for backend {backend} the variant is {expected}",
             hint="run `kernel-builder list-variants` to see this kernel's variants",
         )
+    layout = build_layout or build.build_layout.value
+    if layout not in BUILD_LAYOUTS:
+        raise BuildError(f"unknown build layout {layout!r}; expected one of {', '.join(BUILD_LAYOUTS)}")
     uid = unique_id(source, override=uid)
     ops_id = ops_identifier(build.python_name, backend, uid)
     log.info(f"building {variant} ({ops_id})")
@@ -200,7 +208,7 @@ def build_variant(
             prebuilt = Path(prebuilt_module) if prebuilt_module is not None and is_arch else None
             metadata = _assemble(
                 build, variant, source, staged, scratch, ops_id, uid, is_arch, toolchain_python,
-                provenance, jobs, verbose, strict_manylinux, narrowed, prebuilt, stub_dir,
+                provenance, jobs, verbose, strict_manylinux, narrowed, prebuilt, stub_dir, layout,
             )
             if keep_scratch and scratch is not None and work_dir is None:
                 log.info(f"scratch kept at {scratch.path}")
@@ -254,9 +262,11 @@ def _assemble(
     narrow_cuda: tuple[str, ...] | None = None,
     prebuilt: Path | None = None,
     stub_dir: Path | None = None,
+    layout: str = "files",
 ) -> Metadata:
     """Fill ``staged`` with the package files, ``_ops.py``, the module and metadata + digest;
-    a CUDA build's stub libcuda.so.1 goes to ``stub_dir`` (for the import check)."""
+    a CUDA build's stub libcuda.so.1 goes to ``stub_dir`` (for the import check). With the
+    ``zip`` layout the package files (``_ops.py`` included) are packed into ``<id>.zip``."""
     backend = variant.backend
     copy_python_files(source / build.ext_dir / build.python_name, staged, build.pyext)
     metadata = Metadata.for_backend(build, ops_id, backend, provenance=provenance)
@@ -278,6 +288,9 @@ def _assemble(
         ops_py = generate.render_noarch_ops_py(name=build.name, python_name=build.python_name, uid=uid)
     (staged / "_ops.py").write_text(ops_py)
     shutil.rmtree(staged / "__pycache__", ignore_errors=True)
+    if layout == "zip":
+        ziplayout.pack(staged, ops_id)
+        metadata = attrs.evolve(metadata, build_layout="zip")
     metadata = metadata.with_digest(compute_digest(staged))
     metadata.write(staged / "metadata.json")
     return metadata

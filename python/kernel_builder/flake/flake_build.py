@@ -132,6 +132,7 @@ def open_kernel_flake(
     *,
     test_select: str | None = None,
     test_limits: dict[str, int] | None = None,
+    build_layout: str | None = None,
 ) -> KernelFlake:
     """Record the toolchain (host only), write the flake input, and ask the flake for its variants.
 
@@ -141,7 +142,7 @@ def open_kernel_flake(
     provider = Provider(provider)
     prepared = prepare_kernel_flake(
         kernel_dir, list(extra_pythons), toolchain=provider.value, cuda_capabilities=cuda_capabilities,
-        test_select=test_select, test_limits=test_limits,
+        test_select=test_select, test_limits=test_limits, build_layout=build_layout,
     )
     if provider is Provider.HOST:
         log.info("note: " + HERMETIC_NOTE.format(path=prepared.toolchains))

@@ -160,13 +160,15 @@ def prepare_kernel_flake(
     cuda_capabilities: Sequence[str] | None = None,
     test_select: str | None = None,
     test_limits: dict[str, int] | None = None,
+    build_layout: str | None = None,
 ) -> PreparedFlake:
     """Write the flake input and return the kernel's flake ref and override args.
 
     With ``toolchain="host"`` the host toolchain is recorded first (rediscovered when it
     changed on disk or new Pythons are given) and handed to the flake; with the default
     ``"pinned"`` nothing of this machine is recorded: the flake uses the pinned toolchains.
-    ``cuda_capabilities`` (``build --cuda-capabilities``) narrows the CUDA variants' archs.
+    ``cuda_capabilities`` (``build --cuda-capabilities``) narrows the CUDA variants' archs;
+    ``build_layout`` (``build --layout``) sets the variants' build layout over build.toml's.
     """
     state = state or writable_state_dir()
     record = None
@@ -180,7 +182,10 @@ def prepare_kernel_flake(
             record = discover([*extra_pythons, *previous], state=state)
             write_toolchains(record, state=state)
     identity = kernel_identity(kernel_dir)
-    options = {"cudaCapabilities": list(cuda_capabilities)} if cuda_capabilities else None
+    options = {
+        **({"cudaCapabilities": list(cuda_capabilities)} if cuda_capabilities else {}),
+        **({"buildLayout": build_layout} if build_layout else {}),
+    } or None
     kernel_deps = stage_for_build(kernel_dir, state / "kernel-deps")
     try:
         flake_input = prepare_flake_input(record, identity, state=state, options=options, test_select=test_select,

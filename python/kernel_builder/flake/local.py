@@ -76,6 +76,7 @@ def build_local(
     build: Build | None = None,
     cuda_capabilities: Sequence[str] | None = None,
     clean: bool = False,
+    build_layout: str | None = None,
 ) -> list[VariantResult]:
     """Build the kernel in ``kernel_dir`` into ``out_dir`` (default ``kernel_dir/build``).
 
@@ -84,7 +85,8 @@ def build_local(
     Python with torch (default: this interpreter). ``cores``: compile jobs per variant
     (variants are built one after another). ``build``: the parsed build.toml, when the
     caller has it (it is read once per command). Each variant compiles in its kept build
-    directory under ``local_build_root``; ``clean`` empties it first.
+    directory under ``local_build_root``; ``clean`` empties it first. ``build_layout``
+    (``files``/``zip``) overrides build.toml's ``[general] build-layout``.
     """
     kernel_dir = Path(kernel_dir)
     build = build or load(kernel_dir, check_sources=True)
@@ -128,7 +130,7 @@ def build_local(
         return [
             build_variant(kernel_dir, name, out, toolchain_python=python, build=build, jobs=cores, verbose=verbose,
                           cuda_capabilities=tuple(cuda_capabilities) if cuda_capabilities else None,
-                          work_dir=work_dir, clean=clean)
+                          work_dir=work_dir, clean=clean, build_layout=build_layout)
             for name in names
         ]
     except BaseException:

@@ -30,8 +30,8 @@ from kernel_builder.tree.digest import VariantScan, uncovered_files, validate_di
 from kernel_builder.errors import BuildError, CheckError
 from kernel_builder.tree.layout import discover_variants
 from kernel_builder.tree.metadata import Metadata
-from kernel_builder.tree.opslint import lint_tree
-from kernel_builder.tree import symbols
+from kernel_builder.tree.opslint import lint_archive, lint_tree
+from kernel_builder.tree import symbols, ziplayout
 from kernel_builder.pyenv import probe_toolchain
 from kernel_builder.variants.compat import importable
 from kernel_builder.variants.host import Platform
@@ -44,6 +44,7 @@ __all__ = [
     "check_tree",
     "failed_tree_error",
     "check_layout",
+    "check_zip_layout",
     "check_abi",
     "check_runpath",
     "check_stable_abi_symbols",
@@ -86,7 +87,10 @@ class CheckReport:
 
 
 def check_layout(variant_dir: Path, metadata: Metadata | None, python_name: str | None, pyext: Iterable[str] | None) -> list[str]:
-    """``__init__.py`` at the top, no nested package dir, nothing but expected files."""
+    """``__init__.py`` at the top, no nested package dir, nothing but expected files (in the
+    zip layout: in ``<id>.zip``, with only metadata, symbols and the module beside it)."""
+    if metadata is not None and metadata.build_layout == "zip":
+        return check_zip_layout(variant_dir, metadata, python_name, pyext)
     errors = []
     if not (variant_dir / "__init__.py").is_file():
         errors.append("layout: __init__.py is missing at the top of the variant (the kernel's package files go there)")
@@ -109,6 +113,47 @@ def check_layout(variant_dir: Path, metadata: Metadata | None, python_name: str 
             errors.append(f"layout: unexpected file {name} (extension not in pyext {sorted(allowed_ext)})")
         elif allowed_ext is None and path.suffix in (".o", ".a", ".ninja", ".cmake", ".log"):
             errors.append(f"layout: build byproduct {name} must not be shipped")
+    return errors
+
+
+def check_zip_layout(variant_dir: Path, metadata: Metadata, python_name: str | None, pyext: Iterable[str] | None) -> list[str]:
+    """The zip layout (``tree.ziplayout``): ``<id>.zip`` holds the package, with
+    ``__init__.py`` at its root; beside it only metadata.json (+ sigstore bundle),
+    symbols.json and the compiled module."""
+    name = ziplayout.archive_name(metadata.id)
+    archive = variant_dir / name
+    errors = []
+    for path in sorted(variant_dir.iterdir()):
+        if path.name in (name, "__pycache__") or path.name in _ALWAYS_ALLOWED:
+            continue
+        if path.is_file() and ziplayout.is_native_library(path.name):
+            if not path.name.startswith(metadata.id + "."):
+                errors.append(f"layout: unexpected shared library {path.name} (only {metadata.id}.abi3.so belongs here)")
+            continue
+        errors.append(f"layout: {path.name} is beside {name}; in the zip build layout the package's files belong "
+                      "in the archive (only metadata.json, symbols.json and the compiled module stay beside it)")
+    if not archive.is_file():
+        return [f'layout: {name} is missing (metadata.json says "build-layout": "zip": the package goes there)', *errors]
+    problems = ziplayout.archive_problems(archive)
+    if problems:
+        return [*(f"layout: {p}" for p in problems), *errors]
+    names = ziplayout.file_names(archive)
+    if "__init__.py" not in names:
+        errors.append(f"layout: __init__.py is missing at the root of {name} (the kernel's package files go there)")
+    if python_name and any(n.split("/", 1)[0] == python_name for n in names):
+        errors.append(f"layout: nested {python_name}/ found in {name}; the package files must sit at the archive's root")
+    allowed_ext = None if pyext is None else {e.lstrip(".") for e in pyext} | {"py"}
+    for entry in sorted(names):
+        if "__pycache__" in entry.split("/"):
+            continue
+        suffix = Path(entry).suffix
+        if ziplayout.is_native_library(entry):
+            errors.append(f"layout: {name} holds the shared library {entry}, which cannot be loaded from an archive "
+                          "(the compiled module sits beside the archive)")
+        elif allowed_ext is not None and suffix.lstrip(".") not in allowed_ext:
+            errors.append(f"layout: unexpected file {name}/{entry} (extension not in pyext {sorted(allowed_ext)})")
+        elif allowed_ext is None and suffix in (".o", ".a", ".ninja", ".cmake", ".log"):
+            errors.append(f"layout: build byproduct {name}/{entry} must not be shipped")
     return errors
 
 
@@ -204,6 +249,56 @@ for entry in os.environ.get("KERNEL_BUILDER_IMPORT_PATH", "").split(os.pathsep):
     if entry:
         site.addsitedir(entry)
 import torch
+
+
+# The variant's package as a loader of its layout imports it: its __init__.py, or with
+# metadata.json's "build-layout": "zip" the archive <id>.zip (PyPI kernels 0.19's way:
+# __init__ from the archive, submodules from the variant directory, then the archive);
+# None when the variant has no package (the layout checks report why).
+def package_spec(name, variant_dir):
+    try:
+        with open(os.path.join(variant_dir, "metadata.json"), encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, ValueError):
+        meta = {}
+    if not isinstance(meta, dict) or meta.get("build-layout") != "zip":
+        init = os.path.join(variant_dir, "__init__.py")
+        if not os.path.isfile(init):
+            return None
+        return importlib.util.spec_from_file_location(name, init, submodule_search_locations=[variant_dir])
+    import importlib.abc, importlib.machinery, zipfile, zipimport
+    try:
+        from importlib.resources.abc import TraversableResources
+    except ImportError:  # Python < 3.11
+        from importlib.abc import TraversableResources
+    archive = os.path.join(variant_dir, str(meta.get("id")) + ".zip")
+    if not os.path.isfile(archive):
+        return None
+
+    class Resources(TraversableResources):
+        def files(self):
+            return zipfile.Path(archive)
+
+    class ZipInit(importlib.abc.Loader):
+        def __init__(self):
+            self.archive = zipimport.zipimporter(archive)
+        def create_module(self, spec):
+            return None
+        def exec_module(self, module):
+            exec(self.archive.get_code("__init__"), module.__dict__)
+        def get_source(self, fullname):
+            return self.archive.get_source("__init__")
+        def get_data(self, data_path):
+            return self.archive.get_data(data_path)
+        def get_resource_reader(self, fullname):
+            return Resources()
+
+    spec = importlib.machinery.ModuleSpec(name, ZipInit(), origin=archive + "/__init__.py", is_package=True)
+    spec.submodule_search_locations = [variant_dir, archive]
+    spec.has_location = True
+    return spec
+
+
 path, ops_id, driver_stub = (sys.stdin.readline().rstrip("\n").split("\t") + [""])[:3]
 if driver_stub:
     # A CUDA build's stand-in libcuda.so.1: where no driver is installed, a module that calls
@@ -218,12 +313,12 @@ if driver_stub:
 kernel_deps, deps_context = {}, None
 deps_spec = json.loads(os.environ.get("KERNEL_BUILDER_KERNEL_DEPS") or "null")
 for i, dep in enumerate((deps_spec or {}).get("kernels", [])):
-    found = [os.path.join(dep["path"], "build", v) for v in deps_spec["variants"]
-             if os.path.isfile(os.path.join(dep["path"], "build", v, "__init__.py"))]
+    dep_name = "_kernel_dep_%d_%s" % (i, "".join(c if c.isalnum() else "_" for c in dep["repo-id"]))
+    found = [spec for spec in (package_spec(dep_name, os.path.join(dep["path"], "build", v))
+                               for v in deps_spec["variants"]) if spec is not None]
     if not found:
         sys.exit("kernel-depends: %s (%s) has none of the variants %s" % (dep["repo-id"], dep["path"], ", ".join(deps_spec["variants"])))
-    dep_name = "_kernel_dep_%d_%s" % (i, "".join(c if c.isalnum() else "_" for c in dep["repo-id"]))
-    dep_spec = importlib.util.spec_from_file_location(dep_name, found[0] + "/__init__.py", submodule_search_locations=[found[0]])
+    dep_spec = found[0]
     kernel_deps[dep["repo-id"]] = importlib.util.module_from_spec(dep_spec)
     sys.modules[dep_name] = kernel_deps[dep["repo-id"]]
     dep_spec.loader.exec_module(kernel_deps[dep["repo-id"]])
@@ -234,7 +329,9 @@ if kernel_deps:
             break
         except (ImportError, AttributeError):
             pass
-spec = importlib.util.spec_from_file_location(ops_id, path + "/__init__.py", submodule_search_locations=[path])
+spec = package_spec(ops_id, path)
+if spec is None:
+    sys.exit("the variant has no package to import: no __init__.py (or, in the zip layout, no <id>.zip)")
 module = importlib.util.module_from_spec(spec)
 sys.modules[ops_id] = module
 if deps_context is not None:
@@ -491,6 +588,8 @@ def check_variant(
     errors.extend(check_layout(root, metadata, python_name, pyext))
     errors.extend(_symbols_problems(root))
     errors.extend(f"ops lint: {v}" for v in lint_tree(root))
+    if metadata is not None and metadata.build_layout == "zip":
+        errors.extend(f"ops lint: {v}" for v in lint_archive(root / ziplayout.archive_name(metadata.id)))
     libraries = sorted(p for p in root.iterdir() if p.is_file() and p.name.endswith(".so"))
     is_arch = parsed is not None and parsed.kind is not Kind.NOARCH
     if is_arch and metadata is not None:

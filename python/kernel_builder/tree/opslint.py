@@ -14,7 +14,7 @@ from pathlib import Path
 
 import attrs
 
-__all__ = ["LintViolation", "lint_source", "lint_tree", "REGISTRATION_HELPERS"]
+__all__ = ["LintViolation", "lint_archive", "lint_source", "lint_tree", "REGISTRATION_HELPERS"]
 
 REGISTRATION_HELPERS = frozenset(
     {"custom_op", "triton_op", "register_kernel", "register_fake", "register_vmap", "register_torch_dispatch"}
@@ -79,4 +79,21 @@ def lint_tree(root: Path) -> list[LintViolation]:
         if "__pycache__" in path.parts:
             continue
         found.extend(lint_source(path.read_text(encoding="utf-8"), path.relative_to(root).as_posix()))
+    return found
+
+
+def lint_archive(archive: Path) -> list[LintViolation]:
+    """Lint every ``*.py`` in a zip-layout variant's ``<id>.zip``; paths ``<id>.zip/<entry>``.
+    An archive that is missing or unreadable has nothing to lint (the layout check says why)."""
+    import zipfile  # lazy: only zip-layout variants have an archive
+
+    found = []
+    try:
+        with zipfile.ZipFile(archive) as z:
+            for info in sorted(z.infolist(), key=lambda i: i.filename):
+                if info.filename.endswith(".py") and "__pycache__" not in info.filename.split("/"):
+                    text = z.read(info).decode("utf-8")
+                    found.extend(lint_source(text, f"{archive.name}/{info.filename}"))
+    except (OSError, zipfile.BadZipFile, ValueError):
+        return []
     return found
