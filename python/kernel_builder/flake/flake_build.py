@@ -188,11 +188,13 @@ def nix_options(
 def build_variants(
     flake: KernelFlake, selected: Sequence[str], options: nix.NixOptions, observer: Observer, *,
     fetch_progress: Callable[[str, int, int], None] | None = None,
+    on_event: Callable[[nix.BuildEvent], None] | None = None,
 ) -> list[VariantRow]:
     """Build ``selected`` and install each variant that built into ``flake.directory/build``.
 
     Raises ``BuildError`` only when nothing could be tried (nix failed before building, or
     no remote builder could take the work); failed variants are rows with status ``failed``.
+    ``on_event`` sees each of nix's events before the rows do (``build --timings`` records them).
     """
     targets = flake.installables(selected)
     fetchable, toolchain_cached = _ask_caches(list(targets.values()), flake, options) if options.substituters else ({}, False)
@@ -208,9 +210,15 @@ def build_variants(
     )
     rows = {name: VariantRow(name) for name in selected}
     tracker = _Tracker(rows, observer, options.max_jobs)
+
+    def listen(event: nix.BuildEvent) -> None:
+        if on_event is not None:
+            on_event(event)
+        tracker.on_event(event)
+
     report = nix.build(
         targets, options, flake_args=flake.prepared.flake_args, out_link=str(_gcroot(flake.directory)),
-        on_event=tracker.on_event,
+        on_event=listen,
     )
     for name in report.failed:
         if rows[name].status is not RowStatus.FAILED:
