@@ -129,7 +129,7 @@ def default_template() -> str:
 def _parse(path: Path) -> ast.Module | None:
     try:
         return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-    except (OSError, SyntaxError, UnicodeDecodeError):
+    except (OSError, KeyError, SyntaxError, UnicodeDecodeError):  # KeyError: no such member of a zip
         return None
 
 
@@ -196,12 +196,18 @@ def tree_context(
     """The card context of a built tree: the one rule that upload and the Nix bundle share.
 
     Functions and layers come from the kernel's own module (``<ext dir>/<python name>``)
-    when ``kernel_dir`` holds it, else from the first of ``variant_dirs``; license, upstream
+    when ``kernel_dir`` holds it, else from the first of ``variant_dirs`` (its ``<id>.zip``
+    when ``metadata``, that variant's, says ``"build-layout": "zip"``); license, upstream
     and source from ``build`` (build.toml), else from ``metadata`` (a bare build tree's first
     variant); there is a benchmark when ``benchmarks/benchmark.py`` is in ``kernel_dir`` or
     one of ``extra_dirs``.
     """
     module_dir: Path | None = variant_dirs[0] if variant_dirs else None
+    if module_dir is not None and metadata is not None and metadata.build_layout == "zip":
+        # the zip build layout: the first variant's package is its <id>.zip (tree.ziplayout)
+        import zipfile  # lazy: only a zip-layout tree needs it
+
+        module_dir = zipfile.Path(module_dir / f"{metadata.id}.zip")  # type: ignore[assignment]
     if build is not None:
         general = build.general
         license, upstream, source = general.license, general.upstream, general.source

@@ -266,11 +266,12 @@ def package_spec(name, variant_dir):
         if not os.path.isfile(init):
             return None
         return importlib.util.spec_from_file_location(name, init, submodule_search_locations=[variant_dir])
-    import importlib.abc, importlib.machinery, zipfile, zipimport
+    import zipfile, zipimport
+    from importlib import abc as loader_abc, machinery
     try:
         from importlib.resources.abc import TraversableResources
     except ImportError:  # Python < 3.11
-        from importlib.abc import TraversableResources
+        TraversableResources = loader_abc.TraversableResources
     archive = os.path.join(variant_dir, str(meta.get("id")) + ".zip")
     if not os.path.isfile(archive):
         return None
@@ -279,7 +280,7 @@ def package_spec(name, variant_dir):
         def files(self):
             return zipfile.Path(archive)
 
-    class ZipInit(importlib.abc.Loader):
+    class ZipInit(loader_abc.Loader):
         def __init__(self):
             self.archive = zipimport.zipimporter(archive)
         def create_module(self, spec):
@@ -293,7 +294,7 @@ def package_spec(name, variant_dir):
         def get_resource_reader(self, fullname):
             return Resources()
 
-    spec = importlib.machinery.ModuleSpec(name, ZipInit(), origin=archive + "/__init__.py", is_package=True)
+    spec = machinery.ModuleSpec(name, ZipInit(), origin=archive + "/__init__.py", is_package=True)
     spec.submodule_search_locations = [variant_dir, archive]
     spec.has_location = True
     return spec
