@@ -101,7 +101,10 @@ def gc_cmd(dry_run: bool) -> None:
 @click.option("--lock-file", type=click.Path(dir_okay=False, path_type=Path), help="The lock to regenerate (default: kernel-builder's nix/toolchain-lock.json).")
 @click.option("--upgrade-debs", is_flag=True, help="Take each Debian package's current candidate instead of the version the lock pins.")
 @click.option("--upgrade-wheels", is_flag=True, help="Take the newest wheels the requests allow instead of keeping the versions the lock pins.")
-def lock_cmd(lock_file: Path | None, upgrade_debs: bool, upgrade_wheels: bool) -> None:
+@click.option("--group", "only_groups", multiple=True, metavar="NAME",
+              help="Resolve only this group of the lock (a Debian group such as rust, env:torch2.15, check:tvm-ffi, "
+              "test:pytest, cpp:cutlass-4.2) and keep every other group as it is; repeatable.")
+def lock_cmd(lock_file: Path | None, upgrade_debs: bool, upgrade_wheels: bool, only_groups: tuple[str, ...]) -> None:
     """Regenerate the toolchain lock from its requests (for maintainers).
 
     \b
@@ -113,13 +116,16 @@ def lock_cmd(lock_file: Path | None, upgrade_debs: bool, upgrade_wheels: bool) -
     `--upgrade-debs` (an upgrade rebuilds every toolchain). Wheels keep the version the
     lock pins too where the requests allow it (a new environment takes the versions the
     lock already has), unless `--upgrade-wheels`: adding one environment, or a new PyPI
-    release of a dependency, rebuilds no other toolchain. Then run `toolchain fetch`.
-    Example:
+    release of a dependency, rebuilds no other toolchain. `--group NAME` resolves only
+    the named groups (seconds for a Debian group, where a whole relock takes many minutes)
+    and keeps the others as the lock has them. Then run `toolchain fetch`.
+    Examples:
       kernel-builder toolchain lock && git diff --stat nix/toolchain-lock.json
+      kernel-builder toolchain lock --group rust    # after adding requests.debian.groups.rust
     """
     from kernel_builder.toolchain.pinned.locking import relock  # lazy: for the work, not for --help
 
-    data = relock(lock_file, upgrade_debs=upgrade_debs, upgrade_wheels=upgrade_wheels)
+    data = relock(lock_file, upgrade_debs=upgrade_debs, upgrade_wheels=upgrade_wheels, only_groups=only_groups)
     output.note(f"locked {len(data['artifacts'])} artifact(s) in {len(data['groups'])} group(s)")
 
 

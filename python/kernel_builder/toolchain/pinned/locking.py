@@ -17,10 +17,11 @@ dependencies, into group ``test:<name>``: the package set a kernel flake's
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -151,7 +152,10 @@ def wheel_preferences(current: ToolchainLock, group: str) -> dict[str, str]:
     return prefer
 
 
-def relock(path: Path | None = None, *, upgrade_debs: bool = False, upgrade_wheels: bool = False) -> dict[str, Any]:
+def relock(
+    path: Path | None = None, *, upgrade_debs: bool = False, upgrade_wheels: bool = False,
+    only_groups: tuple[str, ...] = (),
+) -> dict[str, Any]:
     """Re-resolve every request of the lock at ``path`` and write the new lock atomically.
 
     Debian packages keep the version the lock already pins (a Debian security update would
@@ -160,6 +164,12 @@ def relock(path: Path | None = None, *, upgrade_debs: bool = False, upgrade_whee
     where the requests allow them (``wheel_preferences``): adding an environment resolves
     that environment, and a new PyPI release of a dependency moves nothing else;
     ``upgrade_wheels`` takes the newest that the requests allow.
+
+    ``only_groups`` (group names as the lock's ``groups`` has them: a Debian group such as
+    ``rust``, ``env:torch2.15``, ``test:pytest``, ``check:tvm-ffi``, ``cpp:cutlass-4.2``)
+    resolves just those requests and keeps every other group as the lock has it: adding a
+    group of Debian packages takes seconds, not a relock of every environment. An artifact
+    no group lists any more is dropped.
     """
     path = path or lock_path()
     current = load_lock(path)
@@ -170,6 +180,12 @@ def relock(path: Path | None = None, *, upgrade_debs: bool = False, upgrade_whee
         return {} if upgrade_wheels else wheel_preferences(current, group)
     artifacts: dict[str, dict[str, str]] = {}
     groups: dict[str, list[str]] = {}
+    requested = dict(_requested_groups(current, prefer, deb_pins))
+    unknown = [g for g in only_groups if g not in requested]
+    if unknown:
+        raise ConfigError(f"{path}: no request makes group {', '.join(map(repr, unknown))}",
+                          hint="the groups the requests make: " + ", ".join(requested))
+    kept = set(requested) - set(only_groups) if only_groups else set()
 
     def add(group: str, records: list[dict[str, str]]) -> None:
         keys = groups.setdefault(group, [])
@@ -179,42 +195,21 @@ def relock(path: Path | None = None, *, upgrade_debs: bool = False, upgrade_whee
             if key not in keys:
                 keys.append(key)
 
-    debian = requests["debian"]
-    for group, names in debian["groups"].items():
-        add(group, resolve_debs(list(names), pins=deb_pins))
-    python = requests["python"]
-    for env, requirements in python["environments"].items():
-        add(f"env:{env}", resolve_wheels(list(requirements), python=python["version"], prefer=prefer(f"env:{env}")))
-    for requirement in python.get("test", []):
-        group = f"test:{check_package_name(requirement)}"
-        add(group, resolve_wheels([requirement], python=python["version"], prefer=prefer(group)))
-    for name, requirements in (python.get("importCheck") or {}).items():
-        add(f"check:{name}", resolve_wheels(list(requirements), python=python["version"], prefer=prefer(f"check:{name}")))
-    for name, requirement in (requests.get("cpp") or {}).items():
-        add(f"cpp:{name}", resolve_wheels([requirement], python=python["version"], deps=False))
-    # Cross targets: each environment is the target's torch alone (no dependencies): the
-    # build reads its headers, CMake package and libraries, and never runs it.
-    for target in (requests.get("targets") or {}).values():
-        resolved: dict[str, dict[str, str]] = {}
-        for env, requirements in target["environments"].items():
-            wheels = resolve_wheels(list(requirements), python=python["version"], deps=False, machine=target["machine"],
-                                    prefer=prefer(f"env:{env}"))
-            resolved[env] = {canonicalize_name(w["name"]): w["version"] for w in wheels}
-            add(f"env:{env}", wheels)
-        # Its emulated check environment: the rest of what that torch loads, with dependencies
-        # (see emulated_group), installed beside it for the import check under qemu. Installed
-        # together, so a wheel both have is preferred at the environment's version (the lock's
-        # other pins would give two versions of one project: one pip install cannot take both).
-        for env, requirements in ((target.get("emulation") or {}).get("environments") or {}).items():
-            add(emulated_group(env), resolve_wheels(list(requirements), python=python["version"], machine=target["machine"],
-                                                    prefer={**prefer(emulated_group(env)), **resolved.get(env, {})}))
+    for group, resolve in requested.items():
+        if group in kept and group in current.groups:
+            add(group, [current.artifacts[k].as_record() for k in current.groups[group]])
+        else:
+            add(group, resolve())
     seed_request = requests["seed"]
     seed_key = next(k for k in groups[seed_request["group"]] if artifacts[k]["name"] == seed_request["deb"])
-    with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:
-        seed_deb = Artifact(key=seed_key, **artifacts[seed_key])
-        stored = Path(seed_deb.store_path)  # fetched before: the same file, by its fixed-output path
-        deb = stored if stored.is_file() else download_debs([seed_deb], Path(tmp))[seed_key]
-        nar = seed_nar_hash(deb, seed_request["member"], seed_request["name"])
+    if current.seed is not None and current.seed.deb == seed_key and seed_request["group"] not in only_groups and only_groups:
+        nar = current.seed.nar_sha256  # the same .deb: the same member
+    else:
+        with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:
+            seed_deb = Artifact(key=seed_key, **artifacts[seed_key])
+            stored = Path(seed_deb.store_path)  # fetched before: the same file, by its fixed-output path
+            deb = stored if stored.is_file() else download_debs([seed_deb], Path(tmp))[seed_key]
+            nar = seed_nar_hash(deb, seed_request["member"], seed_request["name"])
     data = {
         "schema": SCHEMA,
         "comment": current_comment(path),
@@ -226,6 +221,53 @@ def relock(path: Path | None = None, *, upgrade_debs: bool = False, upgrade_whee
     }
     write_atomic(path, json.dumps(data, indent=1) + "\n")
     return data
+
+
+def _requested_groups(
+    current: ToolchainLock, prefer: Callable[[str], dict[str, str]], deb_pins: dict[str, str],
+) -> Iterator[tuple[str, Callable[[], list[dict[str, str]]]]]:
+    """(group, how to resolve it) for every group the requests of the lock ``current``
+    make, in lock order; nothing is resolved until a group's function is called."""
+    requests = current.requests
+    debian = requests["debian"]
+    for group, names in debian["groups"].items():
+        yield group, functools.partial(resolve_debs, list(names), pins=deb_pins)
+    python = requests["python"]
+    version = python["version"]
+    for env, requirements in python["environments"].items():
+        yield f"env:{env}", functools.partial(resolve_wheels, list(requirements), python=version, prefer=prefer(f"env:{env}"))
+    for requirement in python.get("test", []):
+        group = f"test:{check_package_name(requirement)}"
+        yield group, functools.partial(resolve_wheels, [requirement], python=version, prefer=prefer(group))
+    for name, requirements in (python.get("importCheck") or {}).items():
+        yield f"check:{name}", functools.partial(resolve_wheels, list(requirements), python=version, prefer=prefer(f"check:{name}"))
+    for name, requirement in (requests.get("cpp") or {}).items():
+        yield f"cpp:{name}", functools.partial(resolve_wheels, [requirement], python=version, deps=False)
+    # Cross targets: each environment is the target's torch alone (no dependencies): the
+    # build reads its headers, CMake package and libraries, and never runs it.
+    for target in (requests.get("targets") or {}).values():
+        resolved: dict[str, dict[str, str]] = {}
+
+        def cross(env: str, requirements: list[str], machine: str = target["machine"],
+                  resolved: dict[str, dict[str, str]] = resolved) -> list[dict[str, str]]:
+            wheels = resolve_wheels(requirements, python=version, deps=False, machine=machine, prefer=prefer(f"env:{env}"))
+            resolved[env] = {canonicalize_name(w["name"]): w["version"] for w in wheels}
+            return wheels
+
+        def emulated(env: str, requirements: list[str], machine: str = target["machine"],
+                     resolved: dict[str, dict[str, str]] = resolved) -> list[dict[str, str]]:
+            # Installed together with its cross environment, so a wheel both have is preferred
+            # at the environment's version (the lock's other pins would give two versions of
+            # one project: one pip install cannot take both); see emulated_group.
+            if env not in resolved:  # that environment was kept as the lock has it
+                resolved[env] = {canonicalize_name(current.artifacts[k].name): current.artifacts[k].version
+                                 for k in current.groups.get(f"env:{env}", ())}
+            return resolve_wheels(requirements, python=version, machine=machine,
+                                  prefer={**prefer(emulated_group(env)), **resolved.get(env, {})})
+        for env, requirements in target["environments"].items():
+            yield f"env:{env}", functools.partial(cross, env, list(requirements))
+        for env, requirements in ((target.get("emulation") or {}).get("environments") or {}).items():
+            yield emulated_group(env), functools.partial(emulated, env, list(requirements))
 
 
 def current_comment(path: Path) -> str:
