@@ -1,7 +1,7 @@
 # The pinned toolchain's derivations, built from nix/toolchain-lock.json (see pinned.nix
 # for the picture). Shared by the provider and the kernel-builder CLI package.
 #
-# Type: { system } -> { lock; seed; runtime; cc; ccLink; python; driver; cli; envs; cudas; cross; checkPackages; testSite; wheelHeaders; importCheckPaths }
+# Type: { system } -> { lock; seed; runtime; cc; ccLink; python; rust; driver; cli; envs; cudas; cross; checkPackages; testSite; wheelHeaders; importCheckPaths }
 { system }:
 let
   # The schema this library reads; another one (a lock from a newer or older kernel-builder,
@@ -68,6 +68,9 @@ let
     runtimeDebs = group "runtime";
   };
   python = mkBuilt "kb-python3.11" ./python-builder.sh { debs = group "python"; };
+  # rustc and cargo (Debian's rustc-web/cargo-web, the lock's `rust` group) for the Rust
+  # components of edition-6 kernels (rust-cpu); null when the lock pins no Rust.
+  rust = if lock.groups ? rust then mkBuilt "kb-rust" ./rust-builder.sh { debs = group "rust"; } else null;
 
   # cc for manylinux_2_28: shared objects link against glibc 2.28's symbol versions (stubs
   # generated from the ziglang wheel's symbol lists), programs against the sysroot's glibc.
@@ -230,5 +233,5 @@ let
 
 in
 {
-  inherit lock pinnedSets seed runtime cc ccLink python driver cli envs cudas cross checkPackages testSite wheelHeaders importCheckPaths;
+  inherit lock pinnedSets seed runtime cc ccLink python rust driver cli envs cudas cross checkPackages testSite wheelHeaders importCheckPaths;
 }
