@@ -19,7 +19,7 @@ import importlib.metadata
 import inspect
 import logging
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -35,6 +35,7 @@ from kernel_builder.loader.kernel_deps import get_kernel_dep, load_dependencies
 from kernel_builder.loader.local import local_overrides, local_variant_dir
 from kernel_builder.loader.lockfile import LOCKFILE, Lock, find_lock, parse_lockfile, read_lockfile
 from kernel_builder.loader.metadata import read_metadata
+from kernel_builder.loader.signature import check_signature
 from kernel_builder.tree.metadata import Metadata
 from kernel_builder.variants.resolve import VariantAccepted, VariantRejected, resolve
 from kernel_builder.variants.system import System, detect_system, select_backend
@@ -98,10 +99,24 @@ def _checks(detected: System, *, check_arch: bool, dependencies: bool = True) ->
     return check
 
 
-def _fetch(target: Target, chosen: System, check: Check, **options: Any) -> tuple[Path, Metadata]:
-    """``install`` with ``check`` before the bulk download, and again for a cached variant."""
+def _fetch(
+    target: Target,
+    chosen: System,
+    check: Check,
+    *,
+    require_signature: bool | None = None,
+    trusted_signers: Sequence[str] | None = None,
+    **options: Any,
+) -> tuple[Path, Metadata]:
+    """``install`` with ``check`` before the bulk download, and again for a cached variant;
+    then the signature of the Hub variant (``loader.signature``: a warning, or refused when
+    required)."""
     variant_dir, metadata = install(target, chosen, before_download=check, **options)
     check(metadata, variant_dir.name)
+    check_signature(
+        variant_dir, repo_id=target.repo_id, commit=target.commit, require_signature=require_signature,
+        trusted_signers=trusted_signers, offline=bool(options.get("offline")),
+    )
     return variant_dir, metadata
 
 
@@ -116,11 +131,18 @@ def get_kernel(
     check_arch: bool = True,
     verify_digest: bool | None = None,
     system: System | None = None,
+    require_signature: bool | None = None,
+    trusted_signers: Sequence[str] | None = None,
 ) -> ModuleType:
     """Download (if needed), verify and import the best variant of ``repo_id`` for this machine.
 
     ``check_arch=False`` loads a variant whose ``backend.archs`` leave out the current GPU
     (for kernels that support more than they declare, e.g. with a Triton fallback).
+
+    The variant's ``metadata.json.sigstore`` is verified against its trusted signers
+    (``trusted_signers`` adds ``[REPO_PATTERN=]IDENTITY`` entries, see docs/signatures.md):
+    a warning when it is missing or wrong, a ``SignatureError`` instead with
+    ``require_signature=True`` (or ``KERNEL_BUILDER_REQUIRE_SIGNATURE=1``).
 
     Example::
 
@@ -131,6 +153,7 @@ def get_kernel(
         return get_kernel(
             dep.repo_id, revision=dep.revision, version=dep.version, backend=backend, user_agent=user_agent,
             trust_remote_code=trust_remote_code, check_arch=check_arch, verify_digest=verify_digest, system=system,
+            require_signature=require_signature, trusted_signers=trusted_signers,
         )
 
     override = local_overrides().get(repo_id)
@@ -149,7 +172,8 @@ def get_kernel(
     _check_trust(repo_id, trust_remote_code, offline, client)
     target = select_revision(repo_id, revision=revision, version=version, offline=offline, client=client)
     variant_dir, metadata = _fetch(
-        target, chosen, _checks(detected, check_arch=check_arch), offline=offline, client=client, verify_digest=verify_digest
+        target, chosen, _checks(detected, check_arch=check_arch), offline=offline, client=client, verify_digest=verify_digest,
+        require_signature=require_signature, trusted_signers=trusted_signers,
     )
     deps = load_dependencies(repo_id, metadata, load_dep)
     label = target.commit if version is not None else target.label
@@ -220,10 +244,13 @@ def install_kernel(
     validate_dependencies: bool = False,
     verify_digest: bool | None = None,
     system: System | None = None,
+    require_signature: bool | None = None,
+    trusted_signers: Sequence[str] | None = None,
 ) -> Path:
     """Download the best variant into the cache (no import); returns the variant directory.
 
-    ``validate_dependencies=True`` also checks ``python-depends`` before downloading.
+    ``validate_dependencies=True`` also checks ``python-depends`` before downloading. The
+    signature is checked as by ``get_kernel``.
     """
     detected, chosen = _systems(backend, system)
     offline = local_files_only or is_offline()
@@ -231,7 +258,10 @@ def install_kernel(
     _check_trust(repo_id, trust_remote_code, offline, client)
     target = select_revision(repo_id, revision=revision, version=version, offline=offline, client=client)
     check = _checks(detected, check_arch=False, dependencies=validate_dependencies)
-    variant_dir, _ = _fetch(target, chosen, check, offline=offline, client=client, verify_digest=verify_digest)
+    variant_dir, _ = _fetch(
+        target, chosen, check, offline=offline, client=client, verify_digest=verify_digest,
+        require_signature=require_signature, trusted_signers=trusted_signers,
+    )
     return variant_dir
 
 
@@ -317,16 +347,20 @@ def load_kernel(
     check_arch: bool = True,
     verify_digest: bool | None = None,
     system: System | None = None,
+    require_signature: bool | None = None,
+    trusted_signers: Sequence[str] | None = None,
 ) -> ModuleType:
     """Import a locked, already downloaded kernel; never touches the network.
 
     ``lockfile=None`` reads ``kernels.lock`` from the calling package's distribution
-    metadata. The kernel's ``kernel-depends`` must be locked (and downloaded) too.
+    metadata. The kernel's ``kernel-depends`` must be locked (and downloaded) too. The
+    signature is checked as by ``get_kernel`` (from its receipt, or with the cached trust root).
     """
     validate_repo_id(repo_id)
     locks = read_lockfile(Path(lockfile)) if lockfile is not None else _caller_locks()
     return _load_locked(repo_id, locks, backend, offline=True, trust_remote_code=False, user_agent=None,
-                        check_arch=check_arch, verify_digest=verify_digest, system=system)
+                        check_arch=check_arch, verify_digest=verify_digest, system=system,
+                        require_signature=require_signature, trusted_signers=trusted_signers)
 
 
 def get_locked_kernel(
@@ -338,6 +372,8 @@ def get_locked_kernel(
     check_arch: bool = True,
     verify_digest: bool | None = None,
     system: System | None = None,
+    require_signature: bool | None = None,
+    trusted_signers: Sequence[str] | None = None,
 ) -> ModuleType:
     """Import the commit of ``repo_id`` pinned in a lock file, downloading it if needed.
 
@@ -347,7 +383,8 @@ def get_locked_kernel(
     validate_repo_id(repo_id)
     locks = read_lockfile(Path(lockfile)) if lockfile is not None else _caller_locks()
     return _load_locked(repo_id, locks, None, offline=is_offline(), trust_remote_code=trust_remote_code,
-                        user_agent=user_agent, check_arch=check_arch, verify_digest=verify_digest, system=system)
+                        user_agent=user_agent, check_arch=check_arch, verify_digest=verify_digest, system=system,
+                        require_signature=require_signature, trusted_signers=trusted_signers)
 
 
 def _load_locked(
@@ -361,6 +398,8 @@ def _load_locked(
     check_arch: bool,
     verify_digest: bool | None,
     system: System | None,
+    require_signature: bool | None = None,
+    trusted_signers: Sequence[str] | None = None,
 ) -> ModuleType:
     """Fetch (or find, offline) and import the locked commit of ``repo_id`` and of its dependencies."""
     lock = find_lock(locks, repo_id)
@@ -373,6 +412,7 @@ def _load_locked(
         variant_dir, metadata = _fetch(
             target, chosen, _checks(detected, check_arch=check_arch),
             offline=offline, client=client, verify_digest=verify_digest,
+            require_signature=require_signature, trusted_signers=trusted_signers,
         )
     except KernelNotFound as exc:
         if not offline:
@@ -384,7 +424,8 @@ def _load_locked(
 
     def load_dep(dep: KernelDependency) -> ModuleType:
         return _load_locked(dep.repo_id, locks, backend, offline=offline, trust_remote_code=trust_remote_code,
-                            user_agent=user_agent, check_arch=check_arch, verify_digest=verify_digest, system=system)
+                            user_agent=user_agent, check_arch=check_arch, verify_digest=verify_digest, system=system,
+                            require_signature=require_signature, trusted_signers=trusted_signers)
 
     deps = load_dependencies(repo_id, metadata, load_dep)
     return import_variant(variant_dir, verify_digest=verify_digest, metadata=metadata, deps=deps)
