@@ -48,6 +48,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "download": ("kernel_builder.cli.loader", "download", "Download the locked kernels of a project."),
     "lock-kernel-deps": ("kernel_builder.cli.kernel_deps", "lock_kernel_deps", "Lock build.toml's kernel-depends (commits + Nix hashes) into kernels.lock."),
     "benchmark": ("kernel_builder.cli.benchmark", "benchmark", "Time a kernel's benchmarks/ scripts on this machine (submits nowhere)."),
+    "verify-signature": ("kernel_builder.cli.signature", "verify_signature_cmd", "Verify a kernel's Sigstore signature and its files' digest."),
 }
 
 

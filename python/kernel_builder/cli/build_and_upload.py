@@ -32,11 +32,19 @@ __all__ = ["build_and_upload"]
 @click.option("-L", "--print-build-logs", "print_build_logs", is_flag=True, help="Stream every variant's build log to stderr.")
 @click.option("--toolchain", type=click.Choice(["pinned", "host"]), default="pinned", show_default=True, help="As for build.")
 @click.option("--create-pr", is_flag=True, help="Open pull requests instead of committing to the branches directly.")
+@click.option("--sign", is_flag=True, help="Sign each variant's metadata.json with Sigstore before uploading (as for upload).")
+@click.option(
+    "--trust-config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    envvar="KERNEL_BUILDER_SIGSTORE_TRUST_CONFIG",
+    metavar="PATH",
+    help="With --sign: a private Sigstore's client trust configuration (as for upload).",
+)
 @click.pass_context
 def build_and_upload(
     ctx: click.Context, directory: Path, repo_id: str | None, branch: str | None, variants: tuple[str, ...],
     backends: tuple[str, ...], max_jobs: int | None, cores: int | None, print_build_logs: bool, toolchain: str,
-    create_pr: bool,
+    create_pr: bool, sign: bool = False, trust_config: Path | None = None,
 ) -> None:
     """Build the variants of the kernel in DIRECTORY into DIRECTORY/build, then upload them.
 
@@ -47,6 +55,7 @@ def build_and_upload(
     Examples:
       kernel-builder build-and-upload .
       kernel-builder build-and-upload . --backend cpu --repo-id my-org/my-kernel
+      kernel-builder build-and-upload . --sign      # in CI: sign, then upload
     """
     built = ctx.invoke(
         build, directory=directory, variants=variants, backends=backends, max_jobs=max_jobs, cores=cores,
@@ -57,4 +66,5 @@ def build_and_upload(
     if earlier:
         output.note(f"not uploading {', '.join(earlier)}: {build_dir} holds them from an earlier build, not this one "
                     "(`kernel-builder upload` publishes them on purpose)")
-    ctx.invoke(upload, directory=directory, repo_id=repo_id, branch=branch, create_pr=create_pr, variants=tuple(built))
+    ctx.invoke(upload, directory=directory, repo_id=repo_id, branch=branch, create_pr=create_pr, variants=tuple(built),
+               sign=sign, trust_config=trust_config)

@@ -34,6 +34,20 @@ __all__ = ["upload"]
 )
 @click.option("--force", is_flag=True, help="Upload even if the tree fails the layout, metadata or digest checks.")
 @click.option("--variant", "variants", multiple=True, metavar="NAME", help="Upload only this variant (repeatable; default: every variant in the tree).")
+@click.option(
+    "--sign",
+    is_flag=True,
+    help="Sign each variant's metadata.json with Sigstore, keyless, as the CI job's OIDC identity (GitHub Actions: "
+    "`permissions: id-token: write`; else SIGSTORE_ID_TOKEN), and upload the bundle beside it as metadata.json.sigstore.",
+)
+@click.option(
+    "--trust-config",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    envvar="KERNEL_BUILDER_SIGSTORE_TRUST_CONFIG",
+    metavar="PATH",
+    help="With --sign: a private Sigstore's client trust configuration (JSON; default: Sigstore's public instance). "
+    "[env: KERNEL_BUILDER_SIGSTORE_TRUST_CONFIG]",
+)
 def upload(
     directory: Path,
     repo_id: str | None,
@@ -45,6 +59,8 @@ def upload(
     output_json: Path | None,
     force: bool,
     variants: tuple[str, ...] = (),
+    sign: bool = False,
+    trust_config: Path | None = None,
 ) -> None:
     """Publish the built variants of DIRECTORY to the Hub.
 
@@ -60,12 +76,19 @@ def upload(
     branch, everything under build/ that is not uploaded is removed. With --variant only
     the named variants are checked and uploaded.
 
+    With --sign, each variant's metadata.json (which holds the digest of every file) is
+    signed before anything is sent, and the Sigstore bundle is written beside it (when the
+    tree is writable) and uploaded as build/<variant>/metadata.json.sigstore, the file
+    `get_kernel` and `kernel-builder verify-signature` check (docs/signatures.md). A
+    dry run signs nothing.
+
     The token comes from HF_TOKEN or `hf auth login`; the endpoint from HF_ENDPOINT.
 
     \b
     Examples:
       kernel-builder upload examples/relu --dry-run
       kernel-builder upload . --repo-id my-org/relu --output-json upload.json
+      kernel-builder upload . --sign          # in CI, with an OIDC identity
     """
     from kernel_builder.hub.client import make_api  # lazy: huggingface_hub loads for an upload, not for `upload --help`
     from kernel_builder.hub.upload import UploadOptions, format_plans  # lazy: as above
@@ -81,12 +104,14 @@ def upload(
         dry_run=dry_run,
         force=force,
         variants=variants,
+        sign=sign,
+        trust_config=trust_config,
     )
     result = run_upload(options, make_api())
 
     if result.status == "dry_run":
         output.result(format_plans(result))
-        output.note("dry run: nothing was written")
+        output.note("dry run: nothing was written" + (" and nothing was signed" if sign else ""))
     elif result.status == "no_changes":
         output.result(f"No changes: {result.repo_id}@{result.branch} is already up to date ({result.url})")
     elif result.status == "pull_request_created":
@@ -94,6 +119,8 @@ def upload(
             output.result(f"Pull request for {pr.branch}: {pr.url}")
     else:
         output.result(f"Uploaded to {result.url}")
+    if result.signed_by is not None:
+        output.note(f"signed as {result.signed_by}")
 
     if output_json is not None:
         text = json.dumps(result.to_json(), indent=2) + "\n"

@@ -22,6 +22,10 @@ Steps (each a small function below, glued together by ``upload``):
 
 Only changed files are sent: an unchanged tree makes no commit and sends no content.
 
+With ``sign`` (``upload --sign``), each variant's metadata.json is signed with Sigstore
+(``hub.sign``) after step 2 and before any write, and each bundle joins its variant's files
+as ``build/<variant>/metadata.json.sigstore``; a failed signing sends nothing.
+
 When a connection drops without an answer, the request may or may not have been applied.
 A lost commit is settled by reading the branch back (``_settle``): it has either the new
 commit or its old head, the error says which, and a new branch is created only when its
@@ -55,6 +59,7 @@ from kernel_builder.hub.plan import (
     plan_version_branch,
     variant_files,
 )
+from kernel_builder.hub.sign import sign_variants
 from kernel_builder.hub.tree import (
     LocalTree,
     benchmark_files,
@@ -64,6 +69,7 @@ from kernel_builder.hub.tree import (
     read_tree,
     render_tree_card,
 )
+from kernel_builder.loader.signature import BUNDLE_NAME
 from kernel_builder.tree.checks import check_tree
 
 __all__ = [
@@ -92,6 +98,8 @@ class UploadOptions:
     dry_run: bool = False
     force: bool = False
     variants: tuple[str, ...] = ()  # upload only these (default: every variant in the tree)
+    sign: bool = False  # sign each metadata.json with Sigstore (hub.sign) and upload the bundles
+    trust_config: Path | None = None  # a private Sigstore's client trust configuration
 
 
 @attrs.frozen
@@ -112,15 +120,19 @@ class UploadResult:
     commits: tuple[str, ...] = ()
     pull_requests: tuple[PullRequest, ...] = ()
     repo_created: bool = False
+    signed_by: str | None = None  # the signing identity, with ``sign``
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "status": self.status,
             "repo_id": self.repo_id,
             "branch": self.branch,
             "url": self.url,
             "pull_requests": [{"branch": pr.branch, "url": pr.url} for pr in self.pull_requests],
         }
+        if self.signed_by is not None:
+            out["signed_by"] = self.signed_by
+        return out
 
 
 def _failed(exc: Exception, what: str, *, hint: str | None = None) -> HubError:
@@ -424,6 +436,15 @@ def upload(options: UploadOptions, api: HfApi) -> UploadResult:
     card = local_file("README.md", content=card_text.encode("utf-8")) if card_text is not None else None
     variants = {name: variant_files(scan, f"build/{name}") for name, scan in scans.items()}
     benchmarks = benchmark_files(tree)  # judged (no link out, no FIFO) before any request
+    signed_by = None
+    if options.sign and not options.dry_run:  # before any write, so a failed signing sends nothing
+        signed = sign_variants(tree.variants, trust_config=options.trust_config)
+        signed_by = signed.signer.identity
+        for name, data in signed.bundles.items():
+            bundle = local_file(f"build/{name}/{BUNDLE_NAME}", content=data)
+            others = [f for f in variants[name] if f.path_in_repo != bundle.path_in_repo]
+            variants[name] = sorted([*others, bundle], key=lambda f: f.path_in_repo)
+        log.info("Signed metadata.json of %d variant(s) as %s", len(signed.bundles), signed_by)
 
     refs = _remote_refs(api, repo_id, repo_type)
     missing_repo = refs is None
@@ -462,7 +483,7 @@ def upload(options: UploadOptions, api: HfApi) -> UploadResult:
         commits.extend(done)
         prs.extend(opened)
     status = "no_changes" if not commits else "pull_request_created" if prs else "uploaded"
-    return UploadResult(status, repo_id, branch, url, plans, tuple(commits), tuple(prs), missing_repo)
+    return UploadResult(status, repo_id, branch, url, plans, tuple(commits), tuple(prs), missing_repo, signed_by)
 
 
 def _create_repo(api: HfApi, repo_id: str, repo_type: str, private: bool) -> tuple[str, dict[str, str]]:
