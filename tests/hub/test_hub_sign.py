@@ -146,3 +146,17 @@ def test_init_workflow_signs_on_release(tmp_path: Path) -> None:
     workflow = (tmp_path / "k" / ".github" / "workflows" / "kernel.yml").read_text()
     assert "id-token: write" in workflow
     assert "kernel-builder upload . --repo-id acme/relu --sign" in workflow
+
+
+def test_docs_offline_example_runs_as_documented(tmp_path: Path) -> None:
+    """docs/signatures.md's "Try it offline" example prints what the page says it prints."""
+    repo = Path(__file__).resolve().parents[2]
+    section = (repo / "docs" / "signatures.md").read_text().split("## Try it offline", 1)[1]
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    expected = section.split("prints\n\n```\n", 1)[1].split("```", 1)[0]
+    script = tmp_path / "example.py"
+    script.write_text(code)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("KERNEL_BUILDER_", "SIGSTORE_", "ACTIONS_", "GITHUB_"))}
+    done = subprocess.run([sys.executable, "-u", str(script)], cwd=repo, capture_output=True, text=True, env=env, timeout=180)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == expected

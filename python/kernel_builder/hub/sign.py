@@ -24,7 +24,7 @@ from pathlib import Path
 import attrs
 
 from kernel_builder._files import write_atomic
-from kernel_builder.errors import KernelBuilderError
+from kernel_builder.errors import HubError
 from kernel_builder.loader.signature import BUNDLE_NAME
 from kernel_builder.loader.signers import SignerClaims, certificate_claims, trust_config_path
 
@@ -34,10 +34,9 @@ log = logging.getLogger(__name__)
 TOKEN_ENV = "SIGSTORE_ID_TOKEN"
 
 
-class SigningError(KernelBuilderError):
+class SigningError(HubError):
     """No identity to sign with, or the Sigstore services refused to sign."""
 
-    exit_code = 6  # the Hub's: it stops an upload before anything is sent
 
 
 @attrs.frozen
@@ -71,8 +70,8 @@ def sign_variants(variants: Mapping[str, Path], *, trust_config: Path | None = N
     beside its metadata.json (temp file + rename; a read-only tree is left as it is)."""
     # lazy: sigstore (pydantic, cryptography, requests) loads only for `upload --sign`
     from sigstore.errors import Error as SigstoreError
-    from sigstore.models import ClientTrustConfig
-    from sigstore.sign import SigningContext
+    from sigstore.models import ClientTrustConfig  # lazy: as above
+    from sigstore.sign import SigningContext  # lazy: as above
 
     path = trust_config if trust_config is not None else trust_config_path()
     try:

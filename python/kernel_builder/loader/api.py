@@ -1,10 +1,11 @@
 """Load kernels: ``get_kernel`` and friends (the public loader API).
 
 Names, signatures and semantics follow PyPI ``kernels`` 0.19.1 (``compat.KERNELS_VERSION``)
-so code written for it works unchanged, with three additions: the digest in
+so code written for it works unchanged, with these additions: the digest in
 ``metadata.json`` is verified before any import, names from the Hub are validated before
-they touch the disk, and concurrent processes loading one kernel download it once (a file
-lock per variant). Before a variant is downloaded or imported, its metadata is checked:
+they touch the disk, concurrent processes loading one kernel download it once (a file
+lock per variant), and a Hub variant's Sigstore signature (``loader.signature``) can be
+required (``require_signature``) and its signers chosen (``trusted_signers``). Before a variant is downloaded or imported, its metadata is checked:
 ``python-depends``, ``kernels-minver`` and (``get_kernel``/``has_kernel``) the GPU archs.
 
 ``version=N`` loads branch ``vN``; ``revision=`` a branch, tag or commit; exactly one of

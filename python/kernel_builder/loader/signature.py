@@ -155,7 +155,7 @@ def _verifier_and_bundle(bundle_bytes: bytes, trust_config: Path | None, offline
     try:
         # lazy: sigstore (pydantic, cryptography, requests) loads only for a signed variant
         from sigstore.models import Bundle, ClientTrustConfig, InvalidBundle
-        from sigstore.verify import Verifier
+        from sigstore.verify import Verifier  # lazy: as above
     except ImportError as exc:
         return SignatureResult(UNVERIFIABLE, f"sigstore is not installed ({exc}); pip install sigstore")
     try:
