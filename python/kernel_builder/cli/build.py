@@ -90,6 +90,15 @@ __all__ = ["build"]
     "(the package is <id>.zip in the variant directory, beside metadata.json and the compiled module; PyPI "
     "kernels >= 0.19 loads it). Default: build.toml's [general] build-layout (edition 6), else files. See docs/build.md.",
 )
+@click.option(
+    "--timings",
+    is_flag=True,
+    help="Also write DIRECTORY/build/timings.html (one self-contained page) and build/timings.png: every "
+    "derivation this build ran (plan, objects, link, variant, checks, tests) as a bar on a time axis, grouped "
+    "by variant, derivations several variants share (shared objects) marked, the slowest named. The times are "
+    "Nix's own, from its log. The PNG needs Pillow (pip install 'kernel-builder[timings]'). Not with --local. "
+    "See docs/build.md.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON on stdout.")
 @click.option("--print-nix-args", is_flag=True, help="Record the toolchain, print the nix arguments that select this builder and toolchain (for plain `nix run/build/develop`), and exit.")
 def build(
@@ -112,6 +121,7 @@ def build(
     clean: bool = False,
     systems: tuple[str, ...] = (),
     build_layout: str | None = None,
+    timings: bool = False,
 ) -> list[str] | None:
     """Build the variants of the kernel in DIRECTORY (default: .) into DIRECTORY/build.
 
@@ -132,12 +142,15 @@ def build(
       kernel-builder build . --local            (incremental: recompiles what changed)
       kernel-builder build . --local --clean    (from an empty build directory)
       kernel-builder build . --layout zip       (each variant's package as <id>.zip)
+      kernel-builder build . --timings          (where the time went: build/timings.html)
       nix run .#build-variants -j 2 $(kernel-builder build --print-nix-args)
     """
     from kernel_builder.config import load  # lazy: the config reader (tomlkit, cattrs) is not needed for --help
 
     if clean and not local:
         raise click.UsageError("--clean applies to --local builds only (a Nix build always starts from an empty directory)")
+    if timings and local:
+        raise click.UsageError("--timings charts the derivations of a Nix build; --local builds without Nix")
     kernel_dir = directory.resolve()
     build = load(kernel_dir, check_sources=True)  # every build.toml error, before Nix runs
     _note_stand_ins(build, backends)
@@ -183,11 +196,15 @@ def build(
     per_object = flake.provider is flake_build.Provider.PINNED  # gen-flake-outputs.nix: isPinned
     jobs = default_jobs(len(selected), per_object=per_object)[0] if max_jobs is None else max_jobs
     options = flake_build.nix_options(jobs, cores, builders, flake.provider, cache)
+    recorder = _timings_recorder() if timings else None
     with _Progress(selected, print_build_logs) as progress:
         rows = flake_build.build_variants(
-            flake, selected, options, progress, fetch_progress=output.progress_bar("fetch")
+            flake, selected, options, progress, fetch_progress=output.progress_bar("fetch"),
+            on_event=recorder.on_event if recorder is not None else None,
         )
     _report(rows, kernel_dir / "build", print_build_logs=print_build_logs)
+    if recorder is not None:
+        _write_timings(kernel_dir / "build", build.name, recorder, rows)
     if as_json:
         output.result_json([
             {"variant": r.name, "status": r.status.value, "where": r.where, "seconds": r.seconds, "size": r.size,
@@ -198,6 +215,23 @@ def build(
     if failed:
         raise BuildError(f"{len(failed)} of {len(rows)} variant(s) failed: {', '.join(failed)}")
     return [r.name for r in rows if r.status in flake_build.DONE]  # for build-and-upload: what this run built
+
+
+def _timings_recorder() -> Any:
+    from kernel_builder.flake.timings import Recorder  # lazy: only with --timings
+
+    return Recorder()
+
+
+def _write_timings(build_dir: Path, kernel: str, recorder: Any, rows: Sequence[Any]) -> None:
+    """``build --timings``: the page and the picture of what Nix built (see docs/build.md)."""
+    from kernel_builder.flake import timings_page  # lazy: only with --timings
+
+    layout = timings_page.record_layout(kernel, recorder, [(r.name, r.status.value) for r in rows])
+    written = timings_page.write(build_dir, layout)
+    output.note(f"timings of {len(layout.bars)} derivation(s): " + ", ".join(str(p) for p in written))
+    if len(written) == 1:
+        output.note("note: no timings.png: Pillow is not installed (pip install 'kernel-builder[timings]')")
 
 
 def _capabilities(text: str | None) -> tuple[str, ...] | None:
