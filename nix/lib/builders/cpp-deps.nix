@@ -7,7 +7,7 @@
 # A [tvm-ffi] kernel compiles and links against apache-tvm-ffi: the lock's pinned wheel set
 # (`check:tvm-ffi`, the same one its import check loads it with) as KERNEL_BUILDER_TVM_FFI.
 #
-# Type: { builderSrc; system } -> config -> backend -> { reason : string | null; attrs : attrs }
+# Type: { builderSrc; system } -> config -> backend -> { reason : string | null; attrs : attrs; hasRust : bool }
 { builderSrc, system }:
 let
   table = builtins.fromJSON (builtins.readFile (builderSrc.outPath + "/python/kernel_builder/data/cpp_dependencies.json"));
@@ -34,10 +34,25 @@ let
     if isTvmFfi && tvmFfi == null
     then [ "is a [tvm-ffi] kernel, and the toolchain lock pins no apache-tvm-ffi (requests.python.importCheck.tvm-ffi)" ]
     else [ ];
-  allProblems = problems ++ tvmFfiProblem;
+  # Rust components (edition 6 rust-*): rust-cpu builds with the lock's pinned Rust
+  # (KERNEL_BUILDER_RUST); the other Rust languages need compilers nothing pins here
+  # (languages.nix `unavailable`, the same words as python/kernel_builder/driver/rust.py).
+  languages = import ../pure/languages.nix;
+  rustKernels = builtins.filter (k: builtins.match "rust-.*" (k.value.language or "") != null)
+    (map (name: { inherit name; value = config.toml.kernel.${name}; })
+      (builtins.filter (name: (languages.backendOf config.toml.kernel.${name}) == backend) (builtins.attrNames (config.toml.kernel or { }))));
+  rustProblem = k:
+    if languages.unavailable ? ${k.value.language} then "[kernel.${k.name}] is ${k.value.language}: ${languages.unavailable.${k.value.language}}"
+    else if parts.rust == null then "[kernel.${k.name}] is ${k.value.language}, and the toolchain lock pins no Rust (requests.debian.groups.rust)"
+    else null;
+  rustProblems = builtins.filter (p: p != null) (map rustProblem rustKernels);
+  allProblems = problems ++ tvmFfiProblem ++ rustProblems;
 in
 {
   reason = if allProblems == [ ] then null else "build.toml ${builtins.concatStringsSep "; " allProblems}";
   attrs = (if providers == { } then { } else { KERNEL_BUILDER_CPP_DEPS = builtins.toJSON providers; })
-    // (if isTvmFfi && tvmFfi != null then { KERNEL_BUILDER_TVM_FFI = tvmFfi; } else { });
+    // (if isTvmFfi && tvmFfi != null then { KERNEL_BUILDER_TVM_FFI = tvmFfi; } else { })
+    // (if rustKernels != [ ] && parts.rust != null then { KERNEL_BUILDER_RUST = parts.rust; } else { });
+  # A variant with Rust components builds in one derivation (cargo, then CMake), not per object.
+  hasRust = rustKernels != [ ];
 }

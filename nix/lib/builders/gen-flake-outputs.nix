@@ -66,6 +66,7 @@ let
         value = {
           reason = if cpp.reason != null then cpp.reason else py.reason;
           attrs = cpp.attrs // py.attrs;
+          inherit (cpp) hasRust;
         };
       })
     config.backends);
@@ -104,7 +105,8 @@ let
   # plan -> objects -> link -> variant); noarch ones, the host toolchain and the dev shells
   # (`nix develop` runs the one-variant build by hand) stay one derivation.
   isPinned = toolchain: (toolchain.identity.toolchainProvider or "host") == "pinned";
-  perObject = v: v.kind != "noarch" && v.toolchain.available && isPinned v.toolchain;
+  # A variant with Rust components stays one derivation too: cargo builds its crates first.
+  perObject = v: v.kind != "noarch" && v.toolchain.available && isPinned v.toolchain && !depsOf.${v.backend}.hasRust;
   # The pinned toolchain's steps import the driver's package bytecode-compiled; the host
   # toolchain's Python may be another version, so it gets the sources.
   compiledPython = import ./compiled-python.nix { inherit system; inherit (context) pythonSrc; };

@@ -15,6 +15,12 @@ rec {
   */
   relativeDir = d: if d == "." || d == "./" then "" else replaceStrings [ "./" ] [ "" ] d;
 
+  /* Whether a [kernel.NAME] table is a Rust component (edition 6 `language = "rust-..."`).
+
+     Type: isRust :: attrset -> bool
+  */
+  isRust = k: match "rust-.*" (k.language or "") != null;
+
   /* The files and directories one backend's variants read.
 
      Type: inputPaths :: kernelConfig -> string -> { files : [string]; includeDirs : [string]; extDir : string; }
@@ -35,9 +41,11 @@ rec {
       # a Rust component's `cargo-manifest` too, after every `src` (as `Build.input_paths`)
       files = [ "build.toml" ] ++ (config.framework.src or [ ]) ++ concatLists (map (k: k.src or [ ]) kernels)
         ++ concatLists (map (k: if k ? cargo-manifest then [ k.cargo-manifest ] else [ ]) kernels);
-      # include directories ([torch].include, this backend's [kernel.*].include) enter whole
+      # include directories ([torch].include, this backend's [kernel.*].include) enter whole,
+      # as does each `src` entry of a Rust component (cargo reads crate directories: src/, vendor/)
       includeDirs = filter (d: d != "")
-        (map relativeDir ((config.framework.include or [ ]) ++ concatLists (map (k: k.include or [ ]) kernels)));
+        (map relativeDir ((config.framework.include or [ ]) ++ concatLists (map (k: k.include or [ ]) kernels)
+          ++ concatLists (map (k: k.src or [ ]) (filter isRust kernels))));
       inherit (config) extDir;
     };
 

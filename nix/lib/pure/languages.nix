@@ -18,6 +18,17 @@ rec {
     "rust-cutile" = "cuda";
   };
 
+  /* Why a language's components are not built here (its compiler is not in any registry the
+     toolchain lock pins); the languages missing here build. Python's table is
+     python/kernel_builder/driver/rust.py `UNAVAILABLE`; a test compares the two.
+
+     Type: unavailable :: { <language> = string; }
+  */
+  unavailable = {
+    "rust-cuda-oxide" = "it needs cuda-oxide's rustc codegen backend (rustc-codegen-cuda, published only on GitHub in drbh/cuda-oxide and built with the nightly Rust its rust-toolchain.toml names), which no registry the toolchain lock pins (Debian, PyPI) serves";
+    "rust-cutile" = "it needs NVIDIA's cuTile Rust crates (published on crates.io, which the pinned build cannot reach) and the tileiras compiler of CUDA >= 13.2, which the toolchain lock does not pin";
+  };
+
   /* The backend of a parsed `[kernel.NAME]` table: its `backend` (editions 3-5), else the
      backend of its `language` (edition 6); null when it has neither (the Python reader
      refuses such a file before Nix sees it).

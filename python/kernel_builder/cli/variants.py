@@ -9,9 +9,10 @@ import click
 
 from kernel_builder.cli import output
 from kernel_builder.config import cpp_deps, load
+from kernel_builder.driver import rust
 from kernel_builder.config.model import Backend, Build, Version
 from kernel_builder.toolchain.pinned.availability import unpinned_python_depends, unpinned_reason
-from kernel_builder.toolchain.pinned.lockrequests import cross_build_sets, import_check_names, lock_facts, lock_path, served_build_sets
+from kernel_builder.toolchain.pinned.lockrequests import cross_build_sets, import_check_names, lock_facts, lock_path, pins_rust, served_build_sets
 from kernel_builder.variants.buildsets import all_systems, build_sets_path, current_system, default_bounds, load_build_sets
 from kernel_builder.variants.matrix import MatrixVariant, matrix
 
@@ -127,10 +128,12 @@ def _blocked_backends(build: Build, lock: Path) -> dict[Backend, str]:
     dependency nothing provides, or a ``python-depends`` name the import check has no pin
     for (the reasons the Nix build gives, in the same order)."""
     pinned = import_check_names(lock)
+    rust_pinned = pins_rust(lock)
     out = {}
     for backend in build.general.backends:
         names = (*build.general.python_depends, *build.general.backend_python_depends(backend))
-        reason = cpp_deps.unbuildable_reason(build, backend) or unpinned_python_depends(names, pinned)
+        reason = (cpp_deps.unbuildable_reason(build, backend) or rust.unbuildable_reason(build, backend, rust_pinned=rust_pinned)
+                  or unpinned_python_depends(names, pinned))
         if reason:
             out[backend] = reason
     return out

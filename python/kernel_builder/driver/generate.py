@@ -44,6 +44,11 @@ COMPAT_TARGET = "kb_glibcxx_compat"
 # a module calling the driver API gets NEEDED libcuda.so.1 and the real driver at load.
 DRIVER_STUB_TARGET = "kb_cuda_driver_stub"
 DRIVER_STUB_FILE = "libcuda.so.1"  # in the CMake build directory
+# Rust components: the linker's version script that keeps the Rust standard library's
+# (mangled) symbols out of the module's exports, and the glibc stat wrappers its standard
+# library needs under manylinux_2_28 (also the one C++ source of an all-Rust module).
+RUST_EXPORTS_FILE = "rust_exports.map"
+RUST_COMPAT_FILE = "rust_glibc_compat.cpp"
 _STUB_LIBRARY_ERROR = 34  # CUDA_ERROR_STUB_LIBRARY: what NVIDIA's own stub answers to every call
 _COMPILED = (".c", ".cc", ".cpp", ".cxx", ".cu", ".hip", ".mm", ".metal")
 _ROCM_ARCHS = ("gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201")
@@ -73,6 +78,9 @@ class CompilePlan:
     # CUDA: every function cuda.h declares (``driver_api_symbols``), defined by the stub
     # library the module links with --as-needed; empty: no stub (other backends).
     driver_symbols: tuple[str, ...] = ()
+    # Rust components (edition 6 rust-cpu): cargo's static libraries, linked whole into the
+    # tvm-ffi module (driver.rust); empty for C++-only kernels.
+    rust_libraries: tuple[str, ...] = ()
 
     @property
     def generated_targets(self) -> tuple[str, ...]:
@@ -124,6 +132,7 @@ def plan_compile(
     narrow_cuda: tuple[str, ...] | None = None,
     tvm_ffi: TvmFfiInstall | None = None,
     driver_symbols: tuple[str, ...] = (),
+    rust_libraries: tuple[Path, ...] = (),
 ) -> CompilePlan:
     """Sources, macros, include dirs and flags for ``backend``'s components of ``build``.
 
@@ -133,7 +142,9 @@ def plan_compile(
     ``tvm_ffi`` is the apache-tvm-ffi a ``[tvm-ffi]`` kernel compiles and links against
     (``driver.tvm_ffi``); its prefix map comes with ``toolchain_prefix_maps`` too.
     ``driver_symbols`` (CUDA) are the driver API's functions (``driver_api_symbols`` of the
-    toolkit's cuda.h): the module links against a stub libcuda.so.1 that defines them."""
+    toolkit's cuda.h): the module links against a stub libcuda.so.1 that defines them.
+    ``rust_libraries`` are the static libraries cargo built for the backend's Rust
+    components (``driver.rust.build_components``), linked whole into the module."""
     framework = build.framework
     if not isinstance(framework, (Torch, TvmFfi)):
         raise BuildError(f"{variant}: only [torch] and [tvm-ffi] kernels are compiled; this kernel has {type(framework).__name__}")
@@ -260,6 +271,7 @@ def plan_compile(
         tvm_ffi=is_tvm_ffi,
         link_libraries=link_libraries,
         driver_symbols=tuple(sorted(set(driver_symbols))) if backend == "cuda" else (),
+        rust_libraries=tuple(p.as_posix() for p in rust_libraries),
     )
 
 
@@ -287,12 +299,17 @@ def render(plan: CompilePlan) -> dict[str, str]:
         link_libraries=plan.link_libraries,
         compat_target=COMPAT_TARGET,
         driver_stub=DRIVER_STUB_TARGET if plan.driver_symbols else None,
+        rust_libraries=plan.rust_libraries,
+        rust_compat=RUST_COMPAT_FILE if plan.rust_libraries else None,
     )
     files = {"CMakeLists.txt": cmake, os.path.join("include", "registration.h"): template_text("registration.h")}
     if plan.tvm_ffi:
         files["glibcxx_compat.cpp"] = template_text("glibcxx_compat.cpp")
     if plan.driver_symbols:
         files["cuda_driver_stub.cpp"] = render_driver_stub(plan.driver_symbols)
+    if plan.rust_libraries:
+        files[RUST_EXPORTS_FILE] = template_text(RUST_EXPORTS_FILE)
+        files[RUST_COMPAT_FILE] = template_text(RUST_COMPAT_FILE)
     return files
 
 

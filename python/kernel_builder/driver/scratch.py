@@ -45,6 +45,8 @@ def compiled_inputs(build: Build) -> tuple[list[str], list[str]]:
     for kernel in build.kernels.values():
         files += list(kernel.src)
         includes += list(kernel.include or ())
+        if kernel.cargo_manifest:
+            files.append(kernel.cargo_manifest)
     return sorted(set(files)), sorted(set(includes))
 
 
@@ -53,8 +55,8 @@ def _key(source: Path, files: list[str], includes: list[str], salt: str) -> str:
     for rel in files:
         path = _within(source, rel)
         hasher.update(rel.encode() + b"\0")
-        hasher.update(path.read_bytes() if path.is_file() else b"<missing>")
-    for rel in includes:
+        hasher.update(path.read_bytes() if path.is_file() else b"<directory>" if path.is_dir() else b"<missing>")
+    for rel in [*includes, *(f for f in files if _within(source, f).is_dir())]:  # a Rust src entry may be a directory
         root = _within(source, rel)
         for path in sorted(root.rglob("*")) if root.is_dir() else []:
             if path.is_file() and "__pycache__" not in path.parts:
@@ -121,15 +123,19 @@ def scratch_dir(build: Build, source: Path, variant: str, salt: str, *, keep: bo
 def _wanted(source: Path, files: list[str], includes: list[str]) -> dict[str, Path]:
     """Every file a compile reads, relative path -> the file in ``source``; a listed file that is missing is an error."""
     wanted: dict[str, Path] = {}
+    trees = list(includes)
     for rel in files:
         origin = _within(source, rel)
+        if origin.is_dir():  # a Rust component's src may list a directory (its crate, vendor/): all of it
+            trees.append(rel)
+            continue
         if not origin.is_file():
             raise BuildError(
                 f"{origin} is listed in build.toml but does not exist",
                 hint="fix the src list in build.toml, or add the file",
             )
         wanted[Path(rel).as_posix()] = origin
-    for rel in includes:
+    for rel in trees:
         root = _within(source, rel)
         if not root.is_dir():
             continue

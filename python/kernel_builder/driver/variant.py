@@ -25,7 +25,7 @@ from kernel_builder.errors import BuildError
 from kernel_builder._files import write_atomic
 from kernel_builder.tree.layout import clean_stale_staging, publish, staging_dir
 from kernel_builder.tree.metadata import BUILD_LAYOUTS, GitStatus, Metadata, Provenance, current_provenance
-from kernel_builder.driver import cpp_deps, generate, tvm_ffi
+from kernel_builder.driver import cpp_deps, generate, rust, tvm_ffi
 from kernel_builder.driver.assemble import copy_python_files, strip_runpath
 from kernel_builder.tree import symbols as symbols_json
 from kernel_builder.tree import ziplayout
@@ -356,6 +356,17 @@ def make_plan(
 
         supported = supported_from_nvcc(toolkit.list_gpu_code)
     deps = cpp_deps.resolve(build, backend, python=toolchain.python, site_packages=toolchain.site_packages)
+    prefix_maps = (
+        *os.environ.get("KERNEL_BUILDER_PREFIX_MAPS", "").split(), *deps.prefix_maps,
+        *(() if tvm is None else (f"-ffile-prefix-map={tvm.site.as_posix()}=/tvm-ffi",)),
+    )
+    # Rust components: cargo builds each crate (vendored crates only, offline) before CMake
+    # links the module; their static libraries are linked whole.
+    rust_libraries = rust.build_components(
+        build, backend, scratch.src, scratch.path / "cargo", environ=os.environ,
+        prefix_maps=tuple(tuple(m.removeprefix("-ffile-prefix-map=").split("=", 1)) for m in prefix_maps
+                          if m.startswith("-ffile-prefix-map=") and "=" in m.removeprefix("-ffile-prefix-map=")),
+    )
     plan = generate.plan_compile(
         build,
         variant=variant.name,
@@ -369,15 +380,13 @@ def make_plan(
         cuda_supported=supported,
         extra_system_includes=toolchain.nvidia_includes if backend == "cuda" else (),
         # Set by the pinned toolchain: its store paths must not end up in the module.
-        toolchain_prefix_maps=(
-            *os.environ.get("KERNEL_BUILDER_PREFIX_MAPS", "").split(), *deps.prefix_maps,
-            *(() if tvm is None else (f"-ffile-prefix-map={tvm.site.as_posix()}=/tvm-ffi",)),
-        ),
+        toolchain_prefix_maps=prefix_maps,
         dependency_includes=deps.includes,
         dependency_defines=deps.defines,
         tvm_ffi=tvm,
         narrow_cuda=narrow_cuda,
         driver_symbols=driver_symbols,
+        rust_libraries=rust_libraries,
     )
     for warning in plan.warnings:
         log.warning("%s", warning)

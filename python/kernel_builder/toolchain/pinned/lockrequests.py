@@ -16,7 +16,7 @@ from typing import Any
 
 from kernel_builder._source import nix_data_file
 
-__all__ = ["ENV_VAR", "cross_build_sets", "import_check_names", "lock_facts", "lock_path", "served_build_sets", "check_package_name", "check_packages", "torch_environments"]
+__all__ = ["ENV_VAR", "cross_build_sets", "import_check_names", "pins_rust", "lock_facts", "lock_path", "served_build_sets", "check_package_name", "check_packages", "torch_environments"]
 
 ENV_VAR = "KERNEL_BUILDER_TOOLCHAIN_LOCK"
 # The version of an exact torch pin: `torch==2.14.1`, `torch==2.13.0,!=2.13.0+cpu` (the
@@ -114,3 +114,10 @@ def lock_facts(path: Path | None = None) -> tuple[str, dict[str, str]]:
         if env in cuda:
             pypi_cuda[".".join(pin.split("+")[0].split(".")[:2])] = str(cuda[env])
     return system, pypi_cuda
+
+
+def pins_rust(path: Path | None = None) -> bool:
+    """Whether the lock pins a Rust toolchain (``requests.debian.groups.rust``: the
+    compiler of rust-cpu components, nix/toolchains/pinned/parts.nix ``rust``)."""
+    _, requests = _requests(str(path or lock_path()))
+    return bool(((requests.get("debian") or {}).get("groups") or {}).get("rust"))
