@@ -211,3 +211,16 @@ def test_unreachable_trust_root_is_reported(hub_server, sigstore_server, trusted
     monkeypatch.setenv("KERNEL_BUILDER_SIGSTORE_TRUST_CONFIG", str(missing))
     with pytest.raises(SignatureError, match="the signature cannot be checked: cannot load the trust root from"):
         get_kernel(REPO, version=1, system=CPU, require_signature=True)
+
+
+def test_offline_load_uses_the_receipt(hub_server, sigstore_server, trusted, tmp_path: Path, monkeypatch) -> None:
+    """HF_HUB_OFFLINE=1: no Hub and no trust root, yet a strict load of a verified kernel works."""
+    build = _build(tmp_path)
+    _sign(build)
+    publish(hub_server, REPO, build, version=1)
+    install_kernel(REPO, version=1, system=CPU, require_signature=True)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(signature, "_verifier_and_bundle", lambda *a: pytest.fail("sigstore asked again"))
+    hub_server.clear_log()
+    assert get_kernel(REPO, version=1, system=CPU, require_signature=True).relu([-1]) == [0]
+    assert hub_server.requests == []
