@@ -46,7 +46,7 @@ def test_variant_torch_must_match_the_toolchain(tmp_path):
     done = run_variant(EXAMPLES / "relu-torch-bounds", "torch212-cxx11-cpu-x86_64-linux", tmp_path, CPU_PYTHON)
     assert done.returncode == 1
     assert "cannot be built with the toolchain Python" in done.stderr
-    assert "Torch version 2.12 does not match environment Torch version 2.13" in done.stderr
+    assert "Torch version (2.12) does not match environment Torch version (2.13)" in done.stderr
 
 
 def test_stable_abi_newer_than_torch(tmp_path):
@@ -55,7 +55,7 @@ def test_stable_abi_newer_than_torch(tmp_path):
     toml.write_text(toml.read_text().replace('cpu = "2.11"', 'cpu = "2.14"'))
     done = run_variant(source, "torch-stable-abi214-cpu-x86_64-linux", tmp_path / "out", CPU_PYTHON)
     assert done.returncode == 1
-    assert "Torch stable ABI 2.14 is too new for environment Torch version 2.13" in done.stderr
+    assert "Torch stable ABI version (2.14) is too new for environment Torch version (2.13)" in done.stderr
 
 
 def test_invalid_variant_name_refused_before_anything_is_announced(tmp_path):

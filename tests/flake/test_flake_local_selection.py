@@ -50,7 +50,7 @@ def test_the_listed_variants_the_torch_can_build() -> None:
     relu = load(EXAMPLES / "relu")
     names, skipped = _select(relu, _toolchain("2.14.1", "13.0"))
     assert names == ["torch214-cxx11-cpu-x86_64-linux", "torch214-cxx11-cu130-x86_64-linux"]
-    assert "torch213-cxx11-cpu-x86_64-linux: Torch version 2.13 does not match environment Torch version 2.14" in skipped
+    assert "torch213-cxx11-cpu-x86_64-linux: Torch version (2.13) does not match environment Torch version (2.14)" in skipped
     names, skipped = _select(relu, _toolchain(), host=MAC, system="aarch64-darwin")
     assert names == []  # no toolchain compiles for macOS on these machines
     assert "torch213-cpu-aarch64-darwin: no toolchain for cpu on aarch64-darwin exists on these machines" in skipped
@@ -65,8 +65,8 @@ def test_a_cuda_variant_needs_the_toolchains_exact_cuda() -> None:
     names, skipped = _select(load(EXAMPLES / "relu"), _toolchain("2.14.1", "13.0"), sets=sets, bounds=DefaultBounds())
     assert names == ["torch214-cxx11-cu130-x86_64-linux"]
     assert skipped == [
-        "torch214-cxx11-cu126-x86_64-linux: CUDA 12.6 is not compatible with system CUDA 13.0 (same major, minor <= system)",
-        "torch214-cxx11-cu132-x86_64-linux: CUDA 13.2 is not compatible with system CUDA 13.0 (same major, minor <= system)",
+        "torch214-cxx11-cu126-x86_64-linux: CUDA version (12.6) is not compatible with system CUDA version (13.0)",
+        "torch214-cxx11-cu132-x86_64-linux: CUDA version (13.2) is not compatible with system CUDA version (13.0)",
     ]
 
 

@@ -159,7 +159,7 @@ def test_versions(hub_server, tmp_path: Path) -> None:
         publish(hub_server, REPO, build, version=version)
     out = kb("versions", REPO, "--backend", "cpu")
     assert out.returncode == 0, out.stderr
-    assert "Version 1:\n\ntorch-cpu compatible, preferred ✅\ntorch-rocm: noarch backend rocm" in out.stdout
+    assert "Version 1:\n\ntorch-cpu compatible, preferred ✅\ntorch-rocm: backend (rocm)" in out.stdout
     assert "Version 2:" in out.stdout
     data = json.loads(kb("versions", REPO, "--json").stdout)
     assert [v["version"] for v in data["versions"]] == [1, 2]

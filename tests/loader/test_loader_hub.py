@@ -120,7 +120,7 @@ def test_has_kernel_and_variants(hub) -> None:
     trace = get_kernel_variants(REPO, version=1, system=CPU)
     assert trace[0] == VariantAccepted("torch-cpu")
     assert isinstance(trace[1], VariantRejected) and trace[1].variant == "torch-cuda"
-    assert "does not match system backend cpu" in trace[1].reason
+    assert "does not match system backend (cpu)" in trace[1].reason
     assert _downloaded(hub) == []
 
 

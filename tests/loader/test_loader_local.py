@@ -61,7 +61,7 @@ def test_no_matching_variant_lists_the_trace(tmp_path: Path) -> None:
     with pytest.raises(KernelNotFound) as info:
         get_local_kernel(tmp_path, system=CPU)
     text = str(info.value)
-    assert "Cannot find a build variant" in text and "torch-rocm: noarch backend rocm does not match" in text
+    assert "Cannot find a build variant" in text and "torch-rocm: backend (rocm) does not match" in text
     assert isinstance(info.value, FileNotFoundError)
 
 

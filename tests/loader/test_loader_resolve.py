@@ -51,7 +51,7 @@ class TestCuda:
         assert res.rejected == (
             VariantRejected(
                 "torch210-cxx11-cu128-x86_64-linux",
-                "CUDA 12.8 is not compatible with system CUDA 12.5 (same major, minor <= system)",
+                "CUDA version (12.8) is not compatible with system CUDA version (12.5)",
             ),
         )
 
@@ -125,7 +125,7 @@ def test_tagless_beats_tagged_even_with_older_cuda() -> None:
 
 def test_cxx98_rejected_on_cxx11_torch() -> None:
     res = resolve(System(backend="cpu", **LINUX), ["torch210-cxx98-cpu-x86_64-linux"])
-    assert res.accepted == () and "CXX11 ABI False" in res.rejected[0].reason
+    assert res.accepted == () and "CXX11 ABI (False)" in res.rejected[0].reason
 
 
 def test_tvm_ffi_version_must_match() -> None:
@@ -158,7 +158,7 @@ def test_new_style_names_resolve_like_legacy_ones() -> None:
         "torch213-cxx11-cpu-x86_64-linux",
     ]
     rejected = {r.variant: r.reason for r in resolve(system, names).rejected}
-    assert "Python 3.12 or later is required, system Python is 3.11" in rejected["torch-2.13-cpu-cpython-3.12-abi3-x86_64-linux"]
+    assert "Python 3.12 or later is required, system Python version is 3.11" in rejected["torch-2.13-cpu-cpython-3.12-abi3-x86_64-linux"]
 
 
 def test_python_version_and_abi_rank() -> None:
@@ -217,7 +217,7 @@ def test_trace_format() -> None:
     assert format_trace(res).splitlines() == [
         "torch210-cxx11-cu126-x86_64-linux compatible, preferred ✅",
         "torch-cuda compatible ✅",
-        "torch210-cxx11-cu128-x86_64-linux: CUDA 12.8 is not compatible with system CUDA 12.6 (same major, minor <= system)",
-        "torch210-cxx11-cu130-x86_64-linux: CUDA 13.0 is not compatible with system CUDA 12.6 (same major, minor <= system)",
+        "torch210-cxx11-cu128-x86_64-linux: CUDA version (12.8) is not compatible with system CUDA version (12.6)",
+        "torch210-cxx11-cu130-x86_64-linux: CUDA version (13.0) is not compatible with system CUDA version (12.6)",
     ]
     assert format_trace(resolve(System(backend="cpu", **LINUX), [])) == ""

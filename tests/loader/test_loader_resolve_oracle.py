@@ -201,6 +201,32 @@ def test_same_accepted_order_as_reference(sysd: dict, names: list[str]) -> None:
     assert sorted(decided) == sorted(names)
 
 
+def _reference_reasons(sysd: dict, names: list[str]) -> dict[str, str]:
+    trace = kv._resolve_variant_for_system(
+        variants=[v for v in map(_reference_parse, names) if v is not None],
+        selected_backend=_reference_backend(sysd), cpu=sysd["cpu"], os=sysd["os"],
+        torch_version=Version("%d.%d" % sysd["torch"]) if sysd["torch"] else None, torch_cxx11_abi=sysd["cxx11"],
+        tvm_ffi_version=Version("%d.%d" % sysd["tvm"]) if sysd["tvm"] else None,
+        macos_version=Version(".".join(map(str, sysd["macos"]))) if sysd["macos"] else None,
+        python_version=Version("%d.%d" % sysd["python"]), free_threaded=sysd["free_threaded"], has_mlx=sysd["mlx"],
+    )[1]
+    return {d.variant.variant_str: d.reason for d in trace if isinstance(d, kv.VariantRejected)}
+
+
+def test_same_rejection_reasons_as_reference() -> None:
+    """Every rejected candidate is rejected for the reason 0.19.1 gives, word for word (what
+    `variants` prints beside `kernels variants`); over the whole corpus, thousands of them."""
+    compared = 0
+    for case in _cases():
+        sysd, names = case.values
+        theirs = _reference_reasons(sysd, names)
+        ours = {d.variant: d.reason for d in _ours(sysd, names).rejected}
+        for name, reason in theirs.items():
+            assert ours.get(name) == reason, (sysd, name)
+        compared += len(theirs)
+    assert compared >= 3000
+
+
 def test_corpus_has_teeth() -> None:
     """The generated corpus must exercise acceptance, rejection and real ranking choices, in
     both spellings, with Python versions, ABIs, SDKs and MLX taking part."""

@@ -20,20 +20,20 @@ CPU_TORCH = System(backend="cpu", cpu="x86_64", os="linux", torch_version=(2, 13
 # (variant, system, fits, importable, buildable): None = yes, else a fragment of the reason
 CASES = [
     ("torch214-cxx11-cu130-x86_64-linux", CUDA_TORCH, None, None, None),
-    ("torch214-cxx11-cpu-x86_64-linux", CUDA_TORCH, "backend cpu does not match selected backend cu130", None, None),
-    ("torch214-cxx11-cu126-x86_64-linux", CUDA_TORCH, "CUDA 12.6 is not compatible", "CUDA 12.6 is not compatible", "CUDA 12.6"),
-    ("torch214-cxx11-cu132-x86_64-linux", CUDA_TORCH, "CUDA 13.2 is not compatible", "CUDA 13.2", "CUDA 13.2"),
-    ("torch213-cxx11-cu130-x86_64-linux", CUDA_TORCH, "Torch version 2.13", "Torch version 2.13", "Torch version 2.13"),
-    ("torch213-cxx11-cu130-x86_64-linux", CPU_TORCH, "backend cu130 does not match selected backend cpu", "backend cu130", "backend cu130"),
+    ("torch214-cxx11-cpu-x86_64-linux", CUDA_TORCH, "backend (cpu) does not match selected backend (cu130)", None, None),
+    ("torch214-cxx11-cu126-x86_64-linux", CUDA_TORCH, "CUDA version (12.6) is not compatible", "CUDA version (12.6) is not compatible", "CUDA version (12.6)"),
+    ("torch214-cxx11-cu132-x86_64-linux", CUDA_TORCH, "CUDA version (13.2) is not compatible", "CUDA version (13.2)", "CUDA version (13.2)"),
+    ("torch213-cxx11-cu130-x86_64-linux", CUDA_TORCH, "Torch version (2.13)", "Torch version (2.13)", "Torch version (2.13)"),
+    ("torch213-cxx11-cu130-x86_64-linux", CPU_TORCH, "backend (cu130) does not match selected backend (cpu)", "backend (cu130)", "backend (cu130)"),
     ("torch-stable-abi211-cpu-x86_64-linux", CPU_TORCH, None, None, None),
-    ("torch-stable-abi214-cpu-x86_64-linux", CPU_TORCH, "Torch stable ABI 2.14 is too new", "too new", "too new"),
+    ("torch-stable-abi214-cpu-x86_64-linux", CPU_TORCH, "Torch stable ABI version (2.14) is too new", "too new", "too new"),
     ("torch213-cxx98-cpu-x86_64-linux", CPU_TORCH, "CXX11 ABI", "CXX11 ABI", "CXX11 ABI"),
-    ("torch213-cxx11-cpu-aarch64-linux", CPU_TORCH, "CPU aarch64", "CPU aarch64", "CPU aarch64"),
+    ("torch213-cxx11-cpu-aarch64-linux", CPU_TORCH, "CPU (aarch64)", "CPU (aarch64)", "CPU (aarch64)"),
     # no toolchain compiles ROCm here: the build only needs the framework to fit (and then
     # writes the build files and says the toolchain is missing)
-    ("torch213-cxx11-rocm71-x86_64-linux", CPU_TORCH, "backend rocm71", "backend rocm71", None),
+    ("torch213-cxx11-rocm71-x86_64-linux", CPU_TORCH, "backend (rocm71)", "backend (rocm71)", None),
     ("torch-cpu", CPU_TORCH, None, None, None),
-    ("torch-cuda", CPU_TORCH, "noarch backend cuda does not match system backend cpu", None, None),
+    ("torch-cuda", CPU_TORCH, "backend (cuda) does not match system backend (cpu)", None, None),
     ("torch-universal", CUDA_TORCH, None, None, None),
 ]
 

@@ -11,7 +11,10 @@ is this rule with the question narrowed:
   it must fit, and a versioned backend (CUDA ...) must be the toolchain's exact version,
   since the name records the version it was built with.
 
-Each answer is a ``Fit`` carrying the reason when it is no. Pure: the callers probe.
+Each answer is a ``Fit`` carrying the reason when it is no, worded as PyPI ``kernels``
+0.19.1 words its rejections (values in parentheses, ``None`` for an unknown one, a backend
+spelled as in the variant's name), so ``variants`` prints the same lines as ``kernels
+variants``. Pure: the callers probe.
 """
 
 from __future__ import annotations
@@ -54,10 +57,15 @@ def fits(variant: Variant, system: System) -> Fit:
         wanted = system.backend.name.value
         if variant.noarch in (wanted, "universal"):
             return FITS
-        return Fit(f"noarch backend {variant.noarch} does not match system backend {wanted} and is not universal")
+        return Fit(f"backend ({variant.noarch}) does not match system backend ({wanted}) and is not universal")
     if variant.kind is Kind.SDK:
         return _first(variant, system, _python, _platform, _sdk_backend)
     return _first(variant, system, _python, _platform, _framework, _compute)
+
+
+def _v(value: tuple[int, int] | None) -> str:
+    """A version in a reason: ``2.13``, or ``None`` when unknown (as kernels 0.19.1 writes it)."""
+    return "None" if value is None else _fmt(value)
 
 
 def _first(variant: Variant, system: System, *checks) -> Fit:
@@ -78,7 +86,7 @@ def _python(variant: Variant, system: System) -> Fit | None:
     if tag.abi == "abi3" and system.free_threaded:
         return Fit("abi3 is not supported on free-threaded Python, abi3t is required")
     if system.python_version is not None and system.python_version < tag.version:
-        return Fit(f"Python {_fmt(tag.version)} or later is required, system Python is {_fmt(system.python_version)}")
+        return Fit(f"Python {_v(tag.version)} or later is required, system Python version is {_v(system.python_version)}")
     return None
 
 
@@ -86,9 +94,9 @@ def _platform(variant: Variant, system: System) -> Fit | None:
     if variant.cpu is None:
         return None
     if variant.cpu != system.cpu:
-        return Fit(f"CPU {variant.cpu} does not match system CPU {system.cpu}")
+        return Fit(f"CPU ({variant.cpu}) does not match system CPU ({system.cpu})")
     if variant.os != system.os:
-        return Fit(f"OS {variant.os} does not match system OS {system.os}")
+        return Fit(f"OS ({variant.os}) does not match system OS ({system.os})")
     return None
 
 
@@ -97,7 +105,7 @@ def _sdk_backend(variant: Variant, system: System) -> Fit | None:
         return _compute(variant, system)
     wanted = system.backend.name.value
     if variant.noarch is not None and variant.noarch != wanted:
-        return Fit(f"backend {variant.noarch} does not match system backend {wanted}")
+        return Fit(f"backend ({variant.noarch}) does not match system backend ({wanted})")
     return None
 
 
@@ -105,18 +113,19 @@ def _framework(variant: Variant, system: System) -> Fit | None:
     if variant.kind is Kind.TORCH:
         if variant.version != system.torch_version:
             return Fit(
-                f"Torch version {_fmt(variant.version)} does not match environment Torch version {_fmt(system.torch_version)}"
+                f"Torch version ({_v(variant.version)}) does not match environment Torch version ({_v(system.torch_version)})"
             )
         if variant.cxx11 is not None and variant.cxx11 != system.cxx11_abi:
-            return Fit(f"Torch CXX11 ABI {variant.cxx11} does not match environment Torch CXX11 ABI {system.cxx11_abi}")
+            return Fit(f"Torch CXX11 ABI ({variant.cxx11}) does not match environment Torch CXX11 ABI ({system.cxx11_abi})")
     elif variant.kind is Kind.STABLE_ABI:
         if system.torch_version is None or (variant.version or (0, 0)) > system.torch_version:
             return Fit(
-                f"Torch stable ABI {_fmt(variant.version)} is too new for environment Torch version {_fmt(system.torch_version)}"
+                f"Torch stable ABI version ({_v(variant.version)}) is too new for environment Torch version "
+                f"({_v(system.torch_version)})"
             )
     elif variant.kind is Kind.TVM_FFI and variant.version != system.tvm_ffi_version:
         return Fit(
-            f"tvm-ffi version {_fmt(variant.version)} does not match environment tvm-ffi version {_fmt(system.tvm_ffi_version)}"
+            f"tvm-ffi version ({_v(variant.version)}) does not match environment tvm-ffi version ({_v(system.tvm_ffi_version)})"
         )
     return None
 
@@ -133,14 +142,16 @@ def _compute(variant: Variant, system: System) -> Fit | None:
         theirs_v, mine_v = theirs.version or (0, 0), mine.version or (0, 0)
         if theirs_v[0] != mine_v[0] or theirs_v[1] > mine_v[1]:
             name = "CUDA" if theirs.name is Backend.CUDA else "ROCm"
-            return Fit(f"{name} {_fmt(theirs_v)} is not compatible with system {name} {_fmt(mine_v)} (same major, minor <= system)")
+            return Fit(f"{name} version ({_v(theirs_v)}) is not compatible with system {name} version ({_v(mine_v)})")
         return None
     if (theirs.name, theirs.version) != (mine.name, mine.version):
-        return Fit(f"backend {theirs.variant_str} does not match selected backend {mine.variant_str}")
+        # the variant's backend as its name spells it (cu128, or cuda-12.8 in a new-style name)
+        spelled = theirs.variant_str if variant.is_legacy else theirs.new_str
+        return Fit(f"backend ({spelled}) does not match selected backend ({mine.variant_str})")
     if theirs.name is Backend.METAL and (system.macos_version is None or system.macos_version < METAL_MIN_MACOS):
         return Fit(
-            f"Metal kernels require macOS {_fmt(METAL_MIN_MACOS)} or later, system macOS is "
-            + ("none" if system.macos_version is None else ".".join(map(str, system.macos_version)))
+            f"Metal kernels require macOS {_fmt(METAL_MIN_MACOS)} or later, system macOS version is "
+            + ("None" if system.macos_version is None else ".".join(map(str, system.macos_version)))
         )
     return None
 

@@ -1,0 +1,89 @@
+"""A real Nix build of relu's torch 2.13 CPU variant in the ZIP build layout
+(``kernel-builder build --layout zip``): assembled inside the derivation, import-checked from
+the archive in the sandbox, loaded and run by PyPI ``kernels`` 0.19.1, accepted by ``check``.
+The local builds (build.toml's ``build-layout``, bad archives) are
+tests/driver/test_build_zip_layout.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from nix_support import copy_kernel, kernel_builder, snapshot_builder
+
+pytestmark = pytest.mark.slow
+
+CPU213 = "torch213-cxx11-cpu-x86_64-linux"
+
+
+@pytest.fixture(scope="module")
+def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    builder = snapshot_builder(tmp_path_factory.mktemp("builder"))
+    environ = {
+        **os.environ,
+        "KERNEL_BUILDER_STATE_DIR": str(tmp_path_factory.mktemp("kb-state")),
+        "KERNEL_BUILDER_ROOT": str(builder),
+    }
+    environ.pop("PYTHONPATH", None)
+    return environ
+
+
+@pytest.fixture(scope="module")
+def relu(tmp_path_factory: pytest.TempPathFactory, env: dict[str, str]) -> Path:
+    kernel = copy_kernel("relu", tmp_path_factory.mktemp("relu") / "relu")
+    kernel_builder("build", str(kernel), "--variant", CPU213, "--layout", "zip", "-j", "1", env=env)
+    return kernel
+
+
+@pytest.mark.timeout(1800)
+def test_the_nix_variant_is_the_archive_beside_the_module(relu: Path) -> None:
+    variant = relu / "build" / CPU213
+    metadata = json.loads((variant / "metadata.json").read_text())
+    ops_id = metadata["id"]
+    assert metadata["build-layout"] == "zip"
+    assert sorted(p.name for p in variant.iterdir()) == sorted(
+        [f"{ops_id}.abi3.so", f"{ops_id}.zip", "metadata.json", "symbols.json"]
+    )
+    assert sorted(metadata["digest"]["files"]) == sorted([f"{ops_id}.abi3.so", f"{ops_id}.zip", "symbols.json"])
+    with zipfile.ZipFile(variant / f"{ops_id}.zip") as z:
+        infos = z.infolist()
+        assert [i.filename for i in infos] == ["__init__.py", "_ops.py", "layers.py"]
+        assert f"from . import {ops_id}" in z.read("_ops.py").decode()
+    assert {(i.date_time, i.compress_type) for i in infos} == {((1980, 1, 1, 0, 0, 0), zipfile.ZIP_STORED)}
+    # the sandbox's import check loaded the archive: symbols.json names the kernel's API
+    symbols = json.loads((variant / "symbols.json").read_text())
+    assert [f["name"] for f in symbols["functions"]] == ["relu"] and [l["name"] for l in symbols["layers"]] == ["ReLU"]
+
+
+LOAD = r"""
+import sys, torch
+from pathlib import Path
+import kernels
+assert kernels.__version__ == "0.19.1", kernels.__version__
+kernel = kernels.get_local_kernel(Path(sys.argv[1]))
+x = torch.randn(1000)
+assert torch.equal(kernel.relu(x), torch.relu(x)), "relu differs from torch.relu"
+print(kernel.__file__)
+"""
+
+
+@pytest.mark.timeout(600)
+def test_kernels_0_19_1_loads_and_runs_it(relu: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run([sys.executable, "-c", LOAD, str(relu)], capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 0, done.stderr
+    (archive,) = (relu / "build" / CPU213).glob("*.zip")
+    assert done.stdout.strip().splitlines()[-1] == f"{archive}/__init__.py"
+
+
+@pytest.mark.timeout(600)
+def test_check_accepts_it_with_the_import_check(relu: Path, env: dict[str, str]) -> None:
+    done = kernel_builder("check", str(relu), env=env)
+    assert f"ok {CPU213}" in done.stdout
+    assert "registered ops: _relu_" in done.stderr
