@@ -146,8 +146,8 @@ def test_clean_skips_a_file_the_user_deleted_and_keeps_user_files(kernel: Path) 
     ("variant", "said"),
     [
         ("torch-cpu", "not one of this kernel's compiled variants"),  # relu compiles: no noarch variant
-        ("torch213-cxx11-cu130-x86_64-linux", "backend cu130 does not match"),  # this torch is a CPU build
-        ("torch212-cxx11-cpu-x86_64-linux", "Torch version 2.12 does not match"),
+        ("torch213-cxx11-cu130-x86_64-linux", "backend (cu130) does not match"),  # this torch is a CPU build
+        ("torch212-cxx11-cpu-x86_64-linux", "Torch version (2.12) does not match"),
     ],
 )
 def test_create_refuses_a_variant_this_kernel_or_torch_cannot_build(kernel: Path, variant: str, said: str) -> None:
