@@ -11,7 +11,8 @@ required (``require_signature``) and its signers chosen (``trusted_signers``). B
 ``version=N`` loads branch ``vN``; ``revision=`` a branch, tag or commit; exactly one of
 the two. ``LOCAL_KERNELS`` redirects repos to local paths, ``KERNELS_CACHE`` moves the
 cache, and ``HF_HUB_OFFLINE=1`` makes every function work from the cache without a single
-HTTP request.
+HTTP request. ``UNSTABLE_KERNELS_ALL_LATEST=1`` loads every Hub kernel (and dependency) at
+its highest ``vN`` instead of the version, revision or lock asked for (``loader.latest``).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from typing import Any
 
 from kernel_builder.config.model import KernelDependency
 from kernel_builder.hub.download import HubClient, is_offline, validate_repo_id
-from kernel_builder.loader import cache, compat
+from kernel_builder.loader import cache, compat, latest
 from kernel_builder.loader.deps import validate_python_depends
 from kernel_builder.loader.errors import InvalidRequest, KernelNotFound, check_choice
 from kernel_builder.loader.fetch import Target, choose, install, select_revision, variant_names
@@ -98,6 +99,16 @@ def _checks(detected: System, *, check_arch: bool, dependencies: bool = True) ->
             compat.check_arch(metadata, variant)
 
     return check
+
+
+def _select(
+    repo_id: str, revision: str | None, version: int | None, *, offline: bool, client: HubClient | None
+) -> Target:
+    """The commit to load: what was asked for, or with ``UNSTABLE_KERNELS_ALL_LATEST`` the
+    highest ``vN`` (``loader.latest``)."""
+    if latest.enabled():
+        return latest.latest_target(repo_id, latest.requested(version, revision), offline=offline, client=client)
+    return select_revision(repo_id, revision=revision, version=version, offline=offline, client=client)
 
 
 def _fetch(
@@ -171,7 +182,7 @@ def get_kernel(
     offline = is_offline()
     client = None if offline else HubClient(user_agent=user_agent)
     _check_trust(repo_id, trust_remote_code, offline, client)
-    target = select_revision(repo_id, revision=revision, version=version, offline=offline, client=client)
+    target = _select(repo_id, revision, version, offline=offline, client=client)
     variant_dir, metadata = _fetch(
         target, chosen, _checks(detected, check_arch=check_arch), offline=offline, client=client, verify_digest=verify_digest,
         require_signature=require_signature, trusted_signers=trusted_signers,
@@ -293,7 +304,7 @@ def has_kernel(
     offline = is_offline()
     client = None if offline else HubClient()
     _check_trust(repo_id, trust_remote_code, offline, client)
-    target = select_revision(repo_id, revision=revision, version=version, offline=offline, client=client)
+    target = _select(repo_id, revision, version, offline=offline, client=client)
     try:
         variant, _ = choose(target, chosen, offline=offline, client=client)
     except KernelNotFound:
@@ -408,7 +419,10 @@ def _load_locked(
     client = None if offline else HubClient(user_agent=user_agent)
     if not offline:
         _check_trust(repo_id, trust_remote_code, offline, client)
-    target = Target(repo_id, lock.commit, lock.commit)
+    if latest.enabled():
+        target = latest.latest_target(repo_id, f"locked commit {lock.commit}", offline=offline, client=client)
+    else:
+        target = Target(repo_id, lock.commit, lock.commit)
     try:
         variant_dir, metadata = _fetch(
             target, chosen, _checks(detected, check_arch=check_arch),
