@@ -217,3 +217,10 @@ def test_names_say_what_a_derivation_is() -> None:
     assert timings.kind_of_name(h + "relu-torch213-cxx11-cpu-x86_64-linux.drv", names) == ("variant", names[0])
     assert timings.kind_of_name(h + "relu-torch213-cxx11-cpu-x86_64-linux-plan.drv", names) == ("plan", names[0])
     assert timings.kind_of_name(h + "kb-env-torch2.13.drv", names) == ("other", None)
+
+
+def test_a_build_that_built_nothing_says_so() -> None:
+    layout = timings.layout("relu", [], {}, [(V213, "cached")], wall=0.0)
+    assert timings_page.summary(layout).startswith("Nix built nothing")
+    page = timings_page.html(layout)
+    assert f"{V213}: cached, nothing built in this run" in page

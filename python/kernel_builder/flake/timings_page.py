@@ -122,6 +122,8 @@ def fill_of(bar: Bar) -> str:
 
 def summary(layout: Layout) -> str:
     bars = layout.bars
+    if not bars:
+        return "Nix built nothing: every selected variant was in the store already, fetched, or failed before building"
     failed = sum(1 for b in bars if b.span.status == "failed")
     unfinished = sum(1 for b in bars if b.span.status == "unfinished")
     shared = sum(1 for b in bars if b.part.shared and b.part.kind == "object")
