@@ -19,9 +19,11 @@ from kernel_builder.variants.matrix import matrix
 from nix_support import PYTHON, flake_variants, kernel_builder
 
 
-def test_scaffold_files_are_a_valid_edition_5_kernel() -> None:
+def test_scaffold_files_are_a_valid_edition_6_kernel() -> None:
     files = scaffold_files("my-org/Fancy_Op", ["cpu", "cuda"], "MIT", "path:/x")
     build = loads(files["build.toml"], path=Path("build.toml"))
+    assert "\nedition = 6\n" in files["build.toml"] and "backend = " not in files["build.toml"]
+    assert {k.language.value for k in build.kernels.values()} == {"cpp-cpu", "cpp-cuda"}
     assert build.general.name == "fancy-op" and build.general.license == "MIT"
     assert build.general.hub.repo_id == "my-org/Fancy_Op"
     assert sorted(files) == sorted([
@@ -32,6 +34,22 @@ def test_scaffold_files_are_a_valid_edition_5_kernel() -> None:
     assert '__all__ = ["fancy_op"]' in files["torch-ext/fancy_op/__init__.py"]
     assert 'inputs.kernel-builder.url = "path:/x";' in files["flake.nix"]
     assert "genKernelFlakeOutputs" in files["flake.nix"]
+
+
+@pytest.mark.parametrize("noarch", [False, True])
+def test_kernels_0_19_reads_what_init_writes(tmp_path: Path, noarch: bool) -> None:
+    """PyPI kernels 0.19.1 (`kernels._rust.Build.open`, upstream's parser) accepts the
+    edition-6 build.toml of every backend init scaffolds, with the same backends."""
+    from kernels._rust import Build
+
+    backends = ["cpu", "cuda", "rocm", "xpu", "metal"]
+    files = scaffold_files("o/all-ops", backends, "Apache-2.0", "path:/x", noarch=noarch)
+    (tmp_path / "build.toml").write_text(files["build.toml"])
+    reference = Build.open(str(tmp_path))
+    assert sorted(str(b).lower().removeprefix("backend.") for b in reference.general.backends) == sorted(backends)
+    ours = loads(files["build.toml"], path=Path("build.toml"))
+    assert sorted(b.value for b in ours.general.backends) == sorted(backends)
+    assert "\nedition = 6\n" in files["build.toml"]
 
 
 @pytest.mark.parametrize(

@@ -192,10 +192,11 @@ def _git_init(directory: Path, files: Sequence[str]) -> bool:
 def init(
     directory: Path, repo_id: str, backends: str, license_: str, builder_url: str | None, noarch: bool, overwrite: bool, no_git: bool
 ) -> None:
-    """Scaffold a kernel in DIRECTORY: build.toml (edition 5), flake.nix, sources, tests.
+    """Scaffold a kernel in DIRECTORY: build.toml (edition 6), flake.nix, sources, tests.
 
     \b
-    Writes build.toml with [general.hub] repo-id, flake.nix calling
+    Writes build.toml (edition 6, the current edition, as upstream's init writes it: each
+    [kernel.<module>_<backend>] has language = "cpp-<backend>") with [general.hub] repo-id, flake.nix calling
     kernel-builder.lib.genKernelFlakeOutputs, torch-ext/ (binding and Python package with
     __all__), one source per backend, CARD.md (card template), tests/ (compares the kernel
     with torch), benchmarks/, .github/workflows/kernel.yml (build, test, cache, upload on
