@@ -246,6 +246,8 @@ def check_vendored(crate: Crate) -> None:
         if found:
             problems[rel] = found
     if not crate.lock.is_file():
+        if problems:  # the manifests' problems first: they name what to vendor
+            _raise(crate, problems)
         raise BuildError(
             f"[kernel.{crate.component}]: {crate.rel(crate.lock)} is missing: cargo builds the crate --locked, offline",
             hint="create it against the vendored crates: `cargo generate-lockfile --offline` (see docs/build-toml.md, \"Rust kernels\")",
@@ -266,11 +268,15 @@ def check_vendored(crate: Crate) -> None:
     if in_lock:
         problems.setdefault(lock_rel, in_lock)
     if problems:
-        items = [p for collected in problems.values() for p in collected.items]
-        raise BuildTomlError(
-            ", ".join(problems), items, hint=_VENDOR_HINT,
-            note=f"[kernel.{crate.component}]: the Rust build runs offline with the crates of {vendor_rel}/ only",
-        )
+        _raise(crate, problems)
+
+
+def _raise(crate: Crate, problems: dict[str, Problems]) -> None:
+    items = [p for collected in problems.values() for p in collected.items]
+    raise BuildTomlError(
+        ", ".join(problems), items, hint=_VENDOR_HINT,
+        note=f"[kernel.{crate.component}]: the Rust build runs offline with the crates of {crate.rel(crate.vendor)}/ only",
+    )
 
 
 def _cargo_config(crate: Crate) -> str:
