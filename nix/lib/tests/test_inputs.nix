@@ -30,6 +30,18 @@ in
       } "cpu").files;
       expected = [ "build.toml" "r/src/lib.rs" "s/lib.rs" "r/Cargo.toml" ];
     };
+    rustSrcEntersWhole = {
+      expr = (i.inputPaths {
+        framework = { };
+        extDir = "tvm-ffi-ext";
+        kernelsFor = _: [ { language = "rust-cpu"; src = [ "Cargo.lock" "r/src" "vendor" ]; cargo-manifest = "r/Cargo.toml"; } ];
+      } "cpu").includeDirs;
+      expected = [ "Cargo.lock" "r/src" "vendor" ];
+    };
+  };
+  isRust = {
+    rust = { expr = map i.isRust [ { language = "rust-cpu"; } { language = "rust-cutile"; } ]; expected = [ true true ]; };
+    cpp = { expr = map i.isRust [ { language = "cpp-cpu"; } { backend = "cpu"; } ]; expected = [ false false ]; };
   };
   keepSource = let keep = i.keepSource (config // { pyext = [ "py" "pyi" ]; }) "cuda"; in {
     listedFiles = { expr = map (rel: keep rel "regular") [ "build.toml" "k/a.cu" "k/a.cpp" "NOTES.md" ]; expected = [ true true false false ]; };

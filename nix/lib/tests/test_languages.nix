@@ -9,6 +9,10 @@ in
     };
     rustCutileIsCuda = { expr = l.backends.rust-cutile; expected = "cuda"; };
   };
+  unavailable = {
+    gpuRustOnly = { expr = builtins.attrNames l.unavailable; expected = [ "rust-cuda-oxide" "rust-cutile" ]; };
+    saysWhere = { expr = builtins.match ".*drbh/cuda-oxide.*" l.unavailable.rust-cuda-oxide != null; expected = true; };
+  };
   backendOf = {
     edition5 = { expr = l.backendOf { backend = "cpu"; src = [ ]; }; expected = "cpu"; };
     edition6 = { expr = l.backendOf { language = "cpp-cuda"; src = [ ]; }; expected = "cuda"; };
