@@ -30,7 +30,7 @@ __all__ = ["upload"]
     "--output-json",
     type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
     metavar="PATH",
-    help="Write {status, repo_id, branch, url, pull_requests} as JSON to PATH ('-' for stdout).",
+    help="Write {status, repo_id, branch, url, pull_requests} (and signed_by, with --sign) as JSON to PATH ('-' for stdout).",
 )
 @click.option("--force", is_flag=True, help="Upload even if the tree fails the layout, metadata or digest checks.")
 @click.option("--variant", "variants", multiple=True, metavar="NAME", help="Upload only this variant (repeatable; default: every variant in the tree).")
