@@ -46,6 +46,7 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
     "versions": ("kernel_builder.cli.loader", "versions", "List a repo's versions and which variant this machine loads."),
     "lock": ("kernel_builder.cli.loader", "lock", "Write kernels.lock for a project's kernel dependencies."),
     "download": ("kernel_builder.cli.loader", "download", "Download the locked kernels of a project."),
+    "downloads": ("kernel_builder.cli.downloads", "downloads", "Inspect the kernels downloaded from the Hub (kernels' `cache ls`)."),
     "lock-kernel-deps": ("kernel_builder.cli.kernel_deps", "lock_kernel_deps", "Lock build.toml's kernel-depends (commits + Nix hashes) into kernels.lock."),
     "benchmark": ("kernel_builder.cli.benchmark", "benchmark", "Time a kernel's benchmarks/ scripts on this machine (submits nowhere)."),
     "verify-signature": ("kernel_builder.cli.signature", "verify_signature_cmd", "Verify a kernel's Sigstore signature and its files' digest."),
