@@ -188,6 +188,9 @@ def build(
     flake_build.nix.check_builders(builders, 1 if max_jobs is None else max_jobs, caches=bool(caches))
     flake = flake_build.open_kernel_flake(kernel_dir, extra_pythons, toolchain, cuda_capabilities=narrow,
                                           build_layout=build_layout)
+    if not flake.table and not _has_variants_here(build):
+        # the kernel's build sets are all for other systems (e.g. Metal): not a flake problem
+        raise _nothing_buildable(build, [])
     selected, notes = select_variants(flake.table, variants, backends, systems)
     for note in notes:
         output.note(f"skip {note}")
@@ -306,6 +309,17 @@ class _Progress:
     def log(self, row: Any, text: str) -> None:
         if self.stream_logs:
             output.note(f"{row.name}> {text}")
+
+
+def _has_variants_here(build: Any) -> bool:
+    """Whether build.toml alone gives the kernel a variant on this system: the flake's
+    variant table lists this system's variants only, so an empty table means either that
+    flake.nix's torchVersions kept nothing (a flake problem) or that every build set of the
+    kernel is for another system (nothing to build here)."""
+    from kernel_builder.variants.buildsets import current_system, load_build_sets  # lazy: as flake_build
+    from kernel_builder.variants.matrix import matrix  # lazy: as flake_build
+
+    return bool(matrix(build, load_build_sets(), current_system()).variants)
 
 
 def _nothing_buildable(build: Any, table: Sequence[Any]) -> BuildError:
