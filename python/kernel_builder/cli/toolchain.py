@@ -30,8 +30,10 @@ def toolchain() -> None:
 
 @toolchain.command("fetch")
 @click.option("--build-set", "build_sets", multiple=True, metavar="KEY", help="Fetch only what this pinned build set needs (e.g. torch2.13-cpu); repeatable. Default: every pinned build set.")
+@click.option("--system", metavar="SYSTEM", help="Fetch the toolchains of this Nix system: the lock's own (x86_64-linux) or a "
+              "native host of requests.hosts (aarch64-linux). Default: this machine's, where the lock pins it natively.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was added and what was already there as JSON on stdout.")
-def fetch_cmd(build_sets: tuple[str, ...], as_json: bool) -> None:
+def fetch_cmd(build_sets: tuple[str, ...], system: str | None, as_json: bool) -> None:
     """Seed the Nix store with the pinned toolchain artifacts (offline-capable).
 
     \b
@@ -44,17 +46,23 @@ def fetch_cmd(build_sets: tuple[str, ...], as_json: bool) -> None:
     Examples:
       kernel-builder toolchain fetch
       kernel-builder toolchain fetch --build-set torch2.13-cpu
+      kernel-builder toolchain fetch --system aarch64-linux --build-set torch2.13-cpu
     A wheel that several environments use is one artifact, fetched and stored once.
+    On an aarch64-linux machine the default is its native toolchains (arm64 .debs and
+    aarch64 wheels); `--system` fetches another machine's, e.g. to build them under
+    emulation or to serve them from a binary cache.
     """
     from kernel_builder.toolchain.pinned.fetch import fetch  # lazy: for the work, not for --help
     from kernel_builder.toolchain.pinned.lockfile import load_lock  # lazy: as above
     from kernel_builder.toolchain.state import writable_state_dir  # lazy: as above
 
     writable_state_dir()  # temporary downloads and the fetch lock live there
+    from kernel_builder.variants.buildsets import current_system  # lazy: as above
+
     lock = load_lock()
-    for key in build_sets:
-        lock.environment_of(key)  # unknown build sets fail before anything is downloaded
-    report = fetch(lock, list(build_sets) or None, on_progress=output.progress_bar("fetch"))
+    system = system or lock.native_system(current_system())
+    lock.artifacts_for(list(build_sets) or None, system)  # unknown systems and build sets fail before anything is downloaded
+    report = fetch(lock, list(build_sets) or None, on_progress=output.progress_bar("fetch"), system=system)
     if as_json:
         output.result_json({"added": list(report.added), "added_bytes": report.added_bytes, "present": list(report.present),
                             "seconds": round(report.seconds, 2)})

@@ -144,11 +144,14 @@ def fetch(
     *,
     state: Path | None = None,
     on_progress: Callable[[str, int, int], None] | None = None,
+    system: str | None = None,
 ) -> FetchReport:
-    """Make every artifact of ``build_sets`` (all pinned sets when ``None``) valid in the store."""
+    """Make every artifact of ``build_sets`` (all pinned sets when ``None``) valid in the store,
+    for the toolchains of ``system`` (the lock's own by default, or a native host's:
+    ``aarch64-linux``)."""
     started = time.monotonic()
-    artifacts = lock.artifacts_for(build_sets)
-    seed = lock.seed
+    artifacts = lock.artifacts_for(build_sets, system)
+    seed = lock.seed_of(system)
     state = state or state_dir()
     lock_file = state / "locks" / "toolchain-fetch.lock"
     lock_file.parent.mkdir(parents=True, exist_ok=True)

@@ -9,6 +9,13 @@
   URL, the ``groups`` that list artifact keys, and the ``seed`` (the static busybox that
   every derivation starts from, taken out of its pinned ``.deb``).
 
+The lock's ``system`` (x86_64-linux) is the machine its toolchains run on; it cross-builds
+for ``requests.targets``. ``requests.hosts`` pins native toolchains of other machines
+(aarch64-linux: Grace Hopper / Grace Blackwell hosts build there without an x86_64
+builder): each host's requests resolve into groups named ``<system>/<group>``
+(``aarch64-linux/runtime``, ``aarch64-linux/env:torch2.13``; see ``host_group``) and its
+seed into ``hostSeeds.<system>``.
+
 ``nix/toolchains/pinned.nix`` turns each artifact into a fixed-output derivation
 (``builtin:fetchurl``, flat sha256): online Nix fetches it from ``url``; offline,
 ``kernel-builder toolchain fetch`` adds the same file with ``nix-store --add-fixed``,
@@ -40,6 +47,7 @@ __all__ = [
     "load_lock",
     "store_name",
     "emulated_group",
+    "host_group",
     "fixed_output_path",
     "nix_base32",
 ]
@@ -57,6 +65,12 @@ def emulated_group(environment: str) -> str:
     (``requests.targets.<system>.emulation.environments.<environment>``): what the target's
     torch needs to be imported under qemu, beside the build's ``env:<environment>``."""
     return f"env:{environment}-emulated"
+
+
+def host_group(system: str, group: str) -> str:
+    """The lock's name of a native host's group (``requests.hosts.<system>``):
+    ``host_group("aarch64-linux", "env:torch2.13")`` is ``aarch64-linux/env:torch2.13``."""
+    return f"{system}/{group}"
 
 
 @attrs.frozen
@@ -104,6 +118,33 @@ class ToolchainLock:
     groups: dict[str, tuple[str, ...]]
     seed: Seed | None
     system: str
+    # The seeds of the native hosts (``hostSeeds``): system -> seed.
+    host_seeds: dict[str, Seed] = attrs.field(factory=dict)
+
+    @property
+    def hosts(self) -> dict[str, dict[str, Any]]:
+        """``requests.hosts``: system -> the requests of that machine's native toolchains."""
+        return dict(self.requests.get("hosts") or {})
+
+    def native_system(self, machine_system: str) -> str:
+        """The system whose toolchains a machine of ``machine_system`` builds with: its own
+        where the lock pins it natively (``system`` or a host), else the lock's ``system``."""
+        return machine_system if machine_system in self.hosts else self.system
+
+    def seed_of(self, system: str | None = None) -> Seed | None:
+        """The seed of ``system``'s toolchains (the lock's own by default)."""
+        return self.seed if system in (None, self.system) else self.host_seeds.get(system)
+
+    def _groups_of(self, system: str | None) -> tuple[str, dict[str, tuple[str, ...]], dict[str, str]]:
+        """(the name prefix, the groups as a toolchain of ``system`` names them, its build sets)."""
+        if system in (None, self.system):
+            return "", {g: keys for g, keys in self.groups.items() if "/" not in g}, self.build_sets
+        if system not in self.hosts:
+            raise _fail(self.path, f"no toolchain is pinned for {system} (the lock's system is {self.system}; "
+                        f"requests.hosts has {', '.join(sorted(self.hosts)) or 'none'})")
+        prefix = host_group(system, "")
+        return (prefix, {g[len(prefix):]: keys for g, keys in self.groups.items() if g.startswith(prefix)},
+                dict(self.hosts[system].get("buildSets") or {}))
 
     @property
     def build_sets(self) -> dict[str, str]:
@@ -124,38 +165,47 @@ class ToolchainLock:
         targets = self.requests.get("targets") or {}
         return [(system, t["buildSets"][build_set]) for system, t in targets.items() if build_set in t["buildSets"]]
 
-    def artifacts_for(self, build_sets: list[str] | None = None) -> list[Artifact]:
-        """Every artifact the given build sets need (all pinned sets when ``None``), in lock order.
+    def artifacts_for(self, build_sets: list[str] | None = None, system: str | None = None) -> list[Artifact]:
+        """Every artifact the given build sets need (all pinned sets when ``None``), in lock order,
+        for the toolchains of ``system`` (the lock's ``system`` by default, or a native host's).
 
         Each build set needs the common groups (seed, runtime, compiler, sysroot, python,
         tools, the cross compilers, the ``COMMON_ENVIRONMENTS``) plus its own Python
         environment and the cross targets' environments for it (``requests.targets``);
-        ``None`` means every group of the lock.
+        ``None`` means every group of that system (the other hosts' groups are never needed).
         """
+        prefix, groups, build_set_envs = self._groups_of(system)
         if build_sets is None:  # everything, the CLI package's environment included
-            wanted = list(self.groups)
+            wanted = list(groups)
             chosen: list[str] = []
         else:
             chosen = build_sets
-            wanted = [g for g in self.groups if not g.startswith("env:")] + [f"env:{e}" for e in COMMON_ENVIRONMENTS]
+            wanted = [g for g in groups if not g.startswith("env:")] + [f"env:{e}" for e in COMMON_ENVIRONMENTS]
         for key in chosen:
-            envs = [("requests.buildSets", self.environment_of(key))] + [
-                (f"requests.targets.{system}.buildSets", env) for system, env in self.cross_environments_of(key)
-            ]
+            if prefix:  # a native host: its own environment, nothing cross-built
+                if key not in build_set_envs:
+                    raise ConfigError(f"build set {key!r} is not pinned for {system} in {self.path}",
+                                      hint=f"pinned there (requests.hosts.{system}.buildSets): " + ", ".join(sorted(build_set_envs)))
+                envs = [(f"requests.hosts.{system}.buildSets", build_set_envs[key])]
+            else:
+                envs = [("requests.buildSets", self.environment_of(key))] + [
+                    (f"requests.targets.{target}.buildSets", env) for target, env in self.cross_environments_of(key)
+                ]
             for where, name in envs:  # the cross targets' environment of the same key too
                 env = f"env:{name}"
-                if env not in self.groups:  # requested but never resolved: fetching nothing would pass silently
-                    raise _fail(self.path, f"{where}.{key}: environment {name!r} has no resolved artifacts (no groups.{env})")
+                if env not in groups:  # requested but never resolved: fetching nothing would pass silently
+                    raise _fail(self.path, f"{where}.{key}: environment {name!r} has no resolved artifacts (no groups.{prefix}{env})")
                 for group in (env, emulated_group(name)):  # the emulated check's, where there is one
-                    if group in self.groups and group not in wanted:
+                    if group in groups and group not in wanted:
                         wanted.append(group)
         keys: list[str] = []
         for group in wanted:
-            for key in self.groups.get(group, ()):
+            for key in groups.get(group, ()):
                 if key not in keys:
                     keys.append(key)
-        if self.seed is not None and self.seed.deb not in keys:
-            keys.insert(0, self.seed.deb)
+        seed = self.seed_of(system)
+        if seed is not None and seed.deb not in keys:
+            keys.insert(0, seed.deb)
         return [self.artifacts[k] for k in keys]
 
 
@@ -236,17 +286,17 @@ def _groups(path: Path, raw: object, artifacts: dict[str, Artifact]) -> dict[str
     return groups
 
 
-def _seed(path: Path, raw: object, artifacts: dict[str, Artifact]) -> Seed | None:
+def _seed(path: Path, raw: object, artifacts: dict[str, Artifact], where: str = "seed") -> Seed | None:
     if not raw:
         return None
-    raw = _expect(path, "seed", raw, dict, "an object {name, deb, member, narSha256}")
+    raw = _expect(path, where, raw, dict, "an object {name, deb, member, narSha256}")
     fields = {}
     for key, attr in _SEED_FIELDS:
         if key not in raw:
-            raise _fail(path, f"seed: missing `{key}`")
-        fields[attr] = _expect(path, f"seed.{key}", raw[key], str, "a string")
+            raise _fail(path, f"{where}: missing `{key}`")
+        fields[attr] = _expect(path, f"{where}.{key}", raw[key], str, "a string")
     if fields["deb"] not in artifacts:
-        raise _fail(path, f"seed.deb: unknown artifact {fields['deb']!r}")
+        raise _fail(path, f"{where}.deb: unknown artifact {fields['deb']!r}")
     return Seed(**fields)
 
 
@@ -261,7 +311,36 @@ def _requests(path: Path, raw: object, groups: dict[str, tuple[str, ...]]) -> di
             raise _fail(path, f"requests.buildSets.{key}: unknown environment {env!r} "
                         f"(requests.python.environments has {', '.join(sorted(environments)) or 'none'})")
     _targets(path, requests.get("targets", {}), requests)
+    _hosts(path, requests.get("hosts", {}))
     return requests
+
+
+def _hosts(path: Path, raw: object) -> None:
+    """``requests.hosts``: per native host system, its machine, Debian architecture and
+    groups, seed, Python environments and the build sets they serve (see docs/nix.md,
+    "Native aarch64-linux hosts")."""
+    for system, host in _expect(path, "requests.hosts", raw, dict, "an object {system: host}").items():
+        where = f"requests.hosts.{system}"
+        host = _expect(path, where, host, dict, "an object {machine, debian, seed, python, buildSets}")
+        machine = _expect(path, f"{where}.machine", host.get("machine"), str, "a machine name")
+        if machine not in _MACHINES:
+            raise _fail(path, f"{where}.machine: expected one of {', '.join(_MACHINES)}, got {machine!r}")
+        debian = _expect(path, f"{where}.debian", host.get("debian"), dict, "an object {architecture, groups}")
+        _expect(path, f"{where}.debian.architecture", debian.get("architecture"), str, "a Debian architecture such as arm64")
+        groups = _expect(path, f"{where}.debian.groups", debian.get("groups"), dict, "an object {group: package names}")
+        seed = _expect(path, f"{where}.seed", host.get("seed"), dict, "an object {group, deb, member, name}")
+        for field in ("group", "deb", "member", "name"):
+            _expect(path, f"{where}.seed.{field}", seed.get(field), str, "a string")
+        if seed["group"] not in groups:
+            raise _fail(path, f"{where}.seed.group: unknown group {seed['group']!r} ({where}.debian.groups has {', '.join(sorted(groups))})")
+        python = _expect(path, f"{where}.python", host.get("python"), dict, "an object {environments, test, importCheck}")
+        environments = _expect(path, f"{where}.python.environments", python.get("environments"), dict, "an object {environment: requirements}")
+        for key, env in _expect(path, f"{where}.buildSets", host.get("buildSets", {}), dict, "an object {build set: environment}").items():
+            if env not in environments:
+                raise _fail(path, f"{where}.buildSets.{key}: unknown environment {env!r} ({where}.python.environments has {', '.join(sorted(environments)) or 'none'})")
+        for env in _expect(path, f"{where}.cuda", host.get("cuda", {}), dict, "an object {environment: CUDA version}"):
+            if env not in environments:
+                raise _fail(path, f"{where}.cuda.{env}: unknown environment {env!r} ({where}.python.environments has {', '.join(sorted(environments)) or 'none'})")
 
 
 _MACHINES = ("aarch64",)  # what nix/toolchains/pinned/parts.nix (`machines`) can cross-build for
@@ -318,7 +397,12 @@ def load_lock(path: Path | None = None) -> ToolchainLock:
     groups = _groups(path, data.get("groups"), artifacts)
     seed = _seed(path, data.get("seed"), artifacts)
     requests = _requests(path, data.get("requests"), groups)
-    return ToolchainLock(path, requests, artifacts, groups, seed, system)
+    host_seeds = {}
+    for host, raw in _expect(path, "hostSeeds", data.get("hostSeeds", {}), dict, "an object {system: seed}").items():
+        if host not in (requests.get("hosts") or {}):
+            raise _fail(path, f"hostSeeds.{host}: {host} is not a host of requests.hosts")
+        host_seeds[host] = _seed(path, raw, artifacts, where=f"hostSeeds.{host}")
+    return ToolchainLock(path, requests, artifacts, groups, seed, system, {h: s for h, s in host_seeds.items() if s is not None})
 
 
 def store_name(file_name: str) -> str:

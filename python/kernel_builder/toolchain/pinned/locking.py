@@ -13,6 +13,10 @@ from a local mirror get their public URL (PyPI's, or PyTorch's for ``+cpu`` buil
 Each kernel-test package (``requests.python.test``) is resolved on its own, with its
 dependencies, into group ``test:<name>``: the package set a kernel flake's
 ``pythonCheckInputs`` picks from (see docs/testing.md).
+Each native host of ``requests.hosts`` (aarch64-linux) is resolved the same way for its
+machine: its Debian groups for its architecture (``bash:arm64``), its environments, test
+packages and import-check sets for its manylinux platform, into ``<system>/<group>``
+groups, and its seed into ``hostSeeds``.
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from kernel_builder._files import write_atomic
 from kernel_builder.errors import ConfigError
 from kernel_builder.toolchain.pinned.clients import apt_arch_args, pip_env, pip_platform_args, run_tool, seed_nar_hash
 from kernel_builder.toolchain.pinned.fetch import download_debs
-from kernel_builder.toolchain.pinned.lockfile import SCHEMA, Artifact, ToolchainLock, emulated_group, load_lock, lock_path, store_name
+from kernel_builder.toolchain.pinned.lockfile import SCHEMA, Artifact, ToolchainLock, emulated_group, host_group, load_lock, lock_path, store_name
 from kernel_builder.toolchain.pinned.lockrequests import check_package_name
 
 __all__ = ["resolve_debs", "resolve_wheels", "public_wheel_url", "relock", "wheel_preferences"]
@@ -200,22 +204,32 @@ def relock(
             add(group, [current.artifacts[k].as_record() for k in current.groups[group]])
         else:
             add(group, resolve())
+    def seed_record(request: dict[str, str], group: str, deb_name: str, previous: Any) -> dict[str, str]:
+        key = next(k for k in groups[group] if artifacts[k]["name"] == deb_name)
+        if previous is not None and previous.deb == key and group not in only_groups and only_groups:
+            nar = previous.nar_sha256  # the same .deb: the same member
+        else:
+            with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:
+                seed_deb = Artifact(key=key, **artifacts[key])
+                stored = Path(seed_deb.store_path)  # fetched before: the same file, by its fixed-output path
+                deb = stored if stored.is_file() else download_debs([seed_deb], Path(tmp))[key]
+                nar = seed_nar_hash(deb, request["member"], request["name"])
+        return {"name": request["name"], "deb": key, "member": request["member"], "narSha256": nar}
+
     seed_request = requests["seed"]
-    seed_key = next(k for k in groups[seed_request["group"]] if artifacts[k]["name"] == seed_request["deb"])
-    if current.seed is not None and current.seed.deb == seed_key and seed_request["group"] not in only_groups and only_groups:
-        nar = current.seed.nar_sha256  # the same .deb: the same member
-    else:
-        with tempfile.TemporaryDirectory(prefix="kb-lock-") as tmp:
-            seed_deb = Artifact(key=seed_key, **artifacts[seed_key])
-            stored = Path(seed_deb.store_path)  # fetched before: the same file, by its fixed-output path
-            deb = stored if stored.is_file() else download_debs([seed_deb], Path(tmp))[seed_key]
-            nar = seed_nar_hash(deb, seed_request["member"], seed_request["name"])
+    seed = seed_record(seed_request, seed_request["group"], seed_request["deb"], current.seed)
+    host_seeds = {
+        system: seed_record(host["seed"], host_group(system, host["seed"]["group"]),
+                            f"{host['seed']['deb']}:{host['debian']['architecture']}", current.host_seeds.get(system))
+        for system, host in (requests.get("hosts") or {}).items()
+    }
     data = {
         "schema": SCHEMA,
         "comment": current_comment(path),
         "system": current.system,
         "requests": requests,
-        "seed": {"name": seed_request["name"], "deb": seed_key, "member": seed_request["member"], "narSha256": nar},
+        "seed": seed,
+        **({"hostSeeds": host_seeds} if host_seeds else {}),
         "groups": groups,
         "artifacts": dict(sorted(artifacts.items())),
     }
@@ -268,6 +282,30 @@ def _requested_groups(
             yield f"env:{env}", functools.partial(cross, env, list(requirements))
         for env, requirements in ((target.get("emulation") or {}).get("environments") or {}).items():
             yield emulated_group(env), functools.partial(emulated, env, list(requirements))
+    # Native hosts: the same kinds of requests, for that machine (its Debian architecture,
+    # its manylinux platform), into `<system>/<group>` groups.
+    for system, host in (requests.get("hosts") or {}).items():
+        arch, machine = host["debian"]["architecture"], host["machine"]
+        for group, names in host["debian"]["groups"].items():
+            yield host_group(system, group), functools.partial(resolve_debs, [_host_deb(n, arch) for n in names], pins=deb_pins)
+        host_python = host["python"]
+        for env, requirements in host_python["environments"].items():
+            group = host_group(system, f"env:{env}")
+            yield group, functools.partial(resolve_wheels, list(requirements), python=version, machine=machine, prefer=prefer(group))
+        for requirement in host_python.get("test", []):
+            group = host_group(system, f"test:{check_package_name(requirement)}")
+            yield group, functools.partial(resolve_wheels, [requirement], python=version, machine=machine, prefer=prefer(group))
+        for name, requirements in (host_python.get("importCheck") or {}).items():
+            group = host_group(system, f"check:{name}")
+            yield group, functools.partial(resolve_wheels, list(requirements), python=version, machine=machine, prefer=prefer(group))
+
+
+def _host_deb(name: str, arch: str) -> str:
+    """A host's Debian package as apt names it: ``bash`` -> ``bash:arm64``; ``media-types:all``
+    (a package for every architecture, one file) -> ``media-types``; ``x:arch`` stays."""
+    if name.endswith(":all"):
+        return name.removesuffix(":all")
+    return name if ":" in name else f"{name}:{arch}"
 
 
 def current_comment(path: Path) -> str:

@@ -33,10 +33,11 @@ __all__ = ["StaleRoots", "lock_digest", "referenced_paths", "register_roots", "r
 
 
 def referenced_paths(lock: ToolchainLock) -> frozenset[str]:
-    """Every store path the lock references: its artifacts and its seed."""
+    """Every store path the lock references: its artifacts and its seeds (its own, its hosts')."""
     paths = {artifact.store_path for artifact in lock.artifacts.values()}
     if lock.seed is not None:
         paths.add(lock.seed.store_path)
+    paths.update(seed.store_path for seed in lock.host_seeds.values())
     return frozenset(paths)
 
 

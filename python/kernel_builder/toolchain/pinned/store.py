@@ -22,16 +22,22 @@ log = logging.getLogger(__name__)
 
 
 def ensure_fetched(build_sets: Iterable[str], on_progress: Callable[[str, int, int], None] | None = None) -> None:
-    """Fetch the artifacts of ``build_sets`` that the store lacks (nothing when all are there)."""
+    """Fetch the artifacts of ``build_sets`` that the store lacks (nothing when all are there):
+    those of this machine's toolchains (a native aarch64-linux host's on such a machine)."""
+    from kernel_builder.variants.buildsets import current_system  # lazy: as in flake_build
+
     lock = load_lock()
-    wanted = sorted({key for key in build_sets if key in lock.build_sets})
+    system = lock.native_system(current_system())
+    pinned = lock.build_sets if system == lock.system else lock.hosts[system].get("buildSets") or {}
+    wanted = sorted({key for key in build_sets if key in pinned})
     if not wanted:
         return
-    paths = [a.store_path for a in lock.artifacts_for(wanted)] + ([lock.seed.store_path] if lock.seed else [])
+    seed = lock.seed_of(system)
+    paths = [a.store_path for a in lock.artifacts_for(wanted, system)] + ([seed.store_path] if seed else [])
     if not invalid_paths(paths):
         return
     log.info(f"fetching the pinned toolchain artifacts for {', '.join(wanted)} (once per machine)")
-    report = fetch(lock, wanted, on_progress=on_progress)
+    report = fetch(lock, wanted, on_progress=on_progress, system=system)
     log.info(f"fetched {len(report.added)} artifact(s) ({report.added_bytes / 1e9:.2f} GB) into the Nix store in {report.seconds:.0f}s")
 
 
