@@ -22,5 +22,10 @@
       kernel-builder = import ./nix/cli-package.nix { builderSrc = self; system = "x86_64-linux"; };
       default = kernel-builder;
     };
+    # a native aarch64-linux host's CLI (requests.hosts of nix/toolchain-lock.json)
+    packages.aarch64-linux = rec {
+      kernel-builder = import ./nix/cli-package.nix { builderSrc = self; system = "aarch64-linux"; };
+      default = kernel-builder;
+    };
   };
 }

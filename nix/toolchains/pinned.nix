@@ -16,6 +16,9 @@
 let
   parts = import ./pinned/parts.nix { inherit system; };
   inherit (parts) lock pinnedSets runtime cc ccLink python driver envs cudas seed testSite cross;
+  # The systems whose toolchains the lock pins natively: its own and requests.hosts'.
+  nativeSystems = [ lock.system ] ++ builtins.attrNames (lock.requests.hosts or { });
+  notPinnedHere = missing "the pinned toolchains are for ${builtins.concatStringsSep " and " nativeSystems}, not ${system}";
 
   missing = import ./unavailable.nix;
 
@@ -29,8 +32,7 @@ let
       target = cross.${targetSystem} or null;
       envName = if target == null then null else target.buildSets.${buildSet.key} or null;
     in
-    if system != lock.system then
-      missing "the pinned toolchains are for ${lock.system}, not ${system}"
+    if !parts.native then notPinnedHere
     else if target == null then
       missing "no pinned toolchain builds ${targetSystem} variants on ${system} (nix/toolchain-lock.json requests.targets: ${builtins.concatStringsSep ", " (builtins.attrNames cross)})"
     else if envName == null then
@@ -90,8 +92,7 @@ let
 in
 if targetSystem != system then
   crossFor buildSet targetSystem envName
-else if system != lock.system then
-  missing "the pinned toolchains are for ${lock.system}, not ${system}"
+else if !parts.native then notPinnedHere
 else if envName == null then
   missing "build set ${buildSet.key} is not in the toolchain lock nix/toolchain-lock.json (pinned: ${builtins.concatStringsSep ", " (builtins.attrNames pinnedSets)}); `kernel-builder list-variants` says where its torch is published and how to pin it"
 else

@@ -112,11 +112,13 @@ def test_the_matrix_commands_list_the_backends_of_both_systems(kernel: tuple[Pat
         bundles = _eval(path, env, f"{legacy}.backendBundle", "builtins.mapAttrs (_: b: b.variantNames)")
         assert bundles == {b: [r["name"] for r in table if r["backend"] == b and r["bundle"] and r["buildable"]] for b in ("cpu", "cuda")}
         assert all(n.endswith(system) for ns in bundles.values() for n in ns)
-    # aarch64-linux's variants are cross-built here: the same x86_64-linux derivations
+    # aarch64-linux's outputs are its native toolchains' (an ARM runner builds them itself);
+    # x86_64-linux cross-builds the same variants with derivations of its own
     arm = _eval(path, env, "legacyPackages.aarch64-linux.backendCi.cpu", "b: { inherit (b) system variantOutputs; }")
     name = _eval(path, env, "legacyPackages.aarch64-linux.backendCi.cpu.variantNames")[0]
-    assert arm["system"] == "x86_64-linux"
-    assert arm["variantOutputs"] == [_eval(path, env, f"legacyPackages.x86_64-linux.redistributable.{name}.outPath")]
+    assert arm["system"] == "aarch64-linux"
+    assert arm["variantOutputs"] == [_eval(path, env, f"legacyPackages.aarch64-linux.redistributable.{name}.outPath")]
+    assert _eval(path, env, f"legacyPackages.x86_64-linux.redistributable.{name}.system") == "x86_64-linux"
 
 
 def test_the_other_upstream_outputs(kernel: tuple[Path, dict[str, str]]) -> None:
@@ -133,7 +135,11 @@ def test_the_other_upstream_outputs(kernel: tuple[Path, dict[str, str]]) -> None
     assert {"env", "python", "runtime", "testSite"} <= set(_eval(path, env, f"pkgs.{runnable[0]}", "builtins.attrNames"))
     assert set(_eval(path, env, "archVariants")) == {r["name"] for r in here}
     assert _eval(path, env, "kernels.meta.mainProgram") == "kernels"
-    assert _eval(path, env, "legacyPackages.aarch64-linux.ciTests") == {}
+    # aarch64-linux's are its own evaluation's: the tests of its variants, run on its machine
+    arm_runnable = [r["name"] for r in _eval(path, env, "legacyPackages.aarch64-linux.variantTable")
+                    if r["buildable"] and r["name"].endswith("aarch64-linux")]
+    assert sorted(_eval(path, env, "legacyPackages.aarch64-linux.ciTests", "builtins.attrNames")) == sorted(arm_runnable)
+    assert _eval(path, env, f"legacyPackages.aarch64-linux.ciTests.{arm_runnable[0]}.system") == "aarch64-linux"
 
     build = loads(scaffold_files("o/all", list(INIT_BACKENDS), "Apache-2.0", "path:/x")["build.toml"], path=Path("build.toml"))
     expected: dict[str, dict[str, list[str]]] = {}

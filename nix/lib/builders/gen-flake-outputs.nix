@@ -5,9 +5,9 @@
 # self, path, rev, torchVersions, pythonCheckInputs, pythonNativeCheckInputs,
 # doGetKernelCheck, and ours, system and toolchainProvider. Any other is an error.
 #
-# Type: { builderSrc; context; pure } -> attrset of arguments
+# Type: { builderSrc; context; pure; nativeOnly ? false } -> attrset of arguments
 #       -> { packages; legacyPackages; devShells; checks; }
-{ builderSrc, context, pure }:
+{ builderSrc, context, pure, nativeOnly ? false }:
 given:
 let
   args = pure.flakeArgs.check given;
@@ -313,9 +313,22 @@ let
     # the tests of a cross-built variant need its machine (see ci-test.nix)
     ciTests = { };
   });
+  # The other systems the pinned toolchains build for natively (the lock's system and its
+  # requests.hosts: aarch64-linux on a Grace machine) have their own outputs: this flake
+  # evaluated for that system, whose derivations are that system's, made of its artifacts
+  # (`nix run .#build-variants` there needs no builder of this one). Their cross-built
+  # variants stay this system's outputs (bundle, redistributable, --system here).
+  nativeSystems =
+    if nativeOnly || providerName != "pinned" || toolchainProvider != null then [ ]
+    else let lock = (import ../../toolchains/pinned/parts.nix { inherit system; }).lock; in
+      builtins.filter (s: s != system) ([ lock.system ] ++ builtins.attrNames (lock.requests.hosts or { }));
+  natives = builtins.listToAttrs (map
+    (s: { name = s; value = import ./gen-flake-outputs.nix { inherit builderSrc context pure; nativeOnly = true; } (given // { system = s; }); })
+    nativeSystems);
+  nativeOutputs = name: builtins.mapAttrs (s: outputs: outputs.${name}.${s}) natives;
 in
 {
-  packages = otherPackages // { ${system} = {
+  packages = otherPackages // nativeOutputs "packages" // { ${system} = {
     default = bundle;
     inherit bundle;
     build-variants = buildVariants;
@@ -328,7 +341,7 @@ in
   }); };
   # Non-derivation values live here so that `nix flake check` passes; the CLI paths stay
   # `.#variants`, `.#redistributable.<variant>`.
-  legacyPackages = otherLegacyPackages // { ${system} = {
+  legacyPackages = otherLegacyPackages // nativeOutputs "legacyPackages" // { ${system} = {
     variants = map (v: v.name) variants;
     bundleVariants = map (v: v.name) (builtins.filter (v: v.bundle) variants);
     buildableVariants = map (v: v.name) buildable;
@@ -352,13 +365,13 @@ in
     inherit (ciHere) backendBundle backendCi archVariants pkgs;
     inherit ciTests;
   }; };
-  devShells = {
+  devShells = nativeOutputs "devShells" // {
     ${system} = devShells // (if runnable == [ ] then { } else {
       default = devShells.${(builtins.head runnable).name};
       test = testShells.${(builtins.head runnable).name};
     });
   };
-  checks = { ${system} = checks // builtins.listToAttrs (map
+  checks = nativeOutputs "checks" // { ${system} = checks // builtins.listToAttrs (map
     (name: { name = "${name}-tests"; value = kernelTests.${name}.check; })
     (builtins.attrNames kernelTests)); };
 }

@@ -1,7 +1,12 @@
 # The pinned toolchain's derivations, built from nix/toolchain-lock.json (see pinned.nix
 # for the picture). Shared by the provider and the kernel-builder CLI package.
 #
-# Type: { system } -> { lock; seed; runtime; cc; ccLink; python; rust; driver; cli; envs; cudas; cross; checkPackages; testSite; wheelHeaders; importCheckPaths }
+# For the lock's own system (x86_64-linux) from its top-level requests; for a native host
+# of another machine (`requests.hosts.<system>`, aarch64-linux) from that host's requests
+# and its `<system>/<group>` groups: that machine's Debian packages and wheels, derivations
+# of that system, the same builder scripts with that machine's names (retarget.sh).
+#
+# Type: { system } -> { lock; native; seed; runtime; cc; ccLink; python; rust; driver; cli; envs; cudas; cross; checkPackages; testSite; wheelHeaders; importCheckPaths }
 { system }:
 let
   # The schema this library reads; another one (a lock from a newer or older kernel-builder,
@@ -12,7 +17,13 @@ let
   lock =
     if builtins.isAttrs rawLock && (rawLock.schema or null) == 1 then rawLock
     else throw "kernel-builder: ${toString lockFile} (kernel-builder's nix/toolchain-lock.json): schema ${builtins.toJSON (rawLock.schema or null)} is not supported, this kernel-builder reads schema 1; regenerate it with `kernel-builder toolchain lock`";
-  pinnedSets = lock.requests.buildSets;
+  # The native host this is, or null for the lock's own system (and for a system the lock
+  # pins nothing for, whose build sets pinned.nix reports as unavailable).
+  host = if system == lock.system then null else lock.requests.hosts.${system} or null;
+  native = system == lock.system || host != null;
+  hostGroup = name: if host == null then name else "${system}/${name}";
+  hostRequests = if host == null then lock.requests else host;
+  pinnedSets = hostRequests.buildSets;
 
   fetchArtifact = key:
     let artifact = lock.artifacts.${key}; in
@@ -29,38 +40,44 @@ let
       executable = false;
       preferLocalBuild = true;
     };
-  group = name: map fetchArtifact lock.groups.${name};
+  group = name: map fetchArtifact lock.groups.${hostGroup name};
 
   # The seed has no URL of its own (it is a member of a pinned .deb): only
   # `kernel-builder toolchain fetch` can put it in the store, and this URL says so.
+  seedRecord = if host == null then lock.seed else lock.hostSeeds.${system};
   seed = derivation {
-    name = lock.seed.name;
+    name = seedRecord.name;
     system = "builtin";
     builder = "builtin:fetchurl";
-    url = "https://seed.invalid/run-kernel-builder-toolchain-fetch/${lock.seed.name}";
+    url = "https://seed.invalid/run-kernel-builder-toolchain-fetch/${seedRecord.name}";
     outputHashMode = "recursive";
     outputHashAlgo = "sha256";
-    outputHash = lock.seed.narSha256;
+    outputHash = seedRecord.narSha256;
     unpack = false;
     executable = false;
     preferLocalBuild = true;
   };
 
-  runtime = derivation {
+  # The builder scripts name x86_64's paths (x86_64-linux-gnu, ld-linux-x86-64.so.2); on a
+  # native host each runs through retarget.sh, which gives it (and lib.sh) the host's names.
+  retarget = script: if host == null then [ script ] else [ ./retarget.sh script ];
+  retargetAttrs = if host == null then { } else { hostTriple = machines.${host.machine}.triple; hostLdSo = machines.${host.machine}.ldSo; };
+
+  runtime = derivation ({
     name = "kb-runtime";
     inherit system seed;
     builder = "${seed}/busybox";
-    args = [ "sh" "-e" ./runtime-builder.sh ];
+    args = [ "sh" "-e" ] ++ retarget ./runtime-builder.sh;
     debs = group "runtime" ++ group "tools";
-  };
+  } // retargetAttrs);
 
   mkBuilt = name: script: attrs: derivation ({
     inherit name system runtime;
     builder = "${runtime}/bin/bash";
-    args = [ "-e" script ];
+    args = [ "-e" ] ++ retarget script;
     outputs = [ "out" ];
     libSh = ./lib.sh;
-  } // attrs);
+  } // retargetAttrs // attrs);
 
   cc = mkBuilt "kb-cc-gcc12" ./cc-builder.sh {
     sysrootDebs = group "sysroot";
@@ -70,7 +87,7 @@ let
   python = mkBuilt "kb-python3.11" ./python-builder.sh { debs = group "python"; };
   # rustc and cargo (Debian's rustc-web/cargo-web, the lock's `rust` group) for the Rust
   # components of edition-6 kernels (rust-cpu); null when the lock pins no Rust.
-  rust = if lock.groups ? rust then mkBuilt "kb-rust" ./rust-builder.sh { debs = group "rust"; } else null;
+  rust = if lock.groups ? ${hostGroup "rust"} then mkBuilt "kb-rust" ./rust-builder.sh { debs = group "rust"; } else null;
 
   # cc for manylinux_2_28: shared objects link against glibc 2.28's symbol versions (stubs
   # generated from the ziglang wheel's symbol lists), programs against the sysroot's glibc.
@@ -92,7 +109,16 @@ let
     wrapper = ./glibc-link-wrapper.sh;
     checkScript = ./check-glibc-link.sh;
   } // machines.${machine});
-  ccLink = mkLink "kb-cc-gcc12-glibc${glibcVersion}" cc "x86_64";
+  # A native host's sysroot keeps glibc in its multiarch directory, as x86_64's does.
+  nativeMachine = if host == null then machines.x86_64
+    else builtins.removeAttrs machines.${host.machine} [ "sysrootLib" "cudaTarget" ] // { sysrootLib = "usr/lib/${machines.${host.machine}.triple}"; };
+  ccLink = mkBuilt "kb-cc-gcc12-glibc${glibcVersion}" ./glibc-stubs-builder.sh ({
+    inherit python glibcVersion cc;
+    ziglang = builtins.head (group "env:glibc-stubs");
+    generator = ./glibc-stubs.py;
+    wrapper = ./glibc-link-wrapper.sh;
+    checkScript = ./check-glibc-link.sh;
+  } // nativeMachine);
   pip = builtins.head (group "env:installer");
   mkEnvOf = name: groupName: mkBuilt name ./env-builder.sh {
     inherit python pip;
@@ -107,7 +133,7 @@ let
 
   sitePackages = env: "${env}/lib/python3.11/site-packages";
   cudaOf = envName:
-    let version = lock.requests.cuda.${envName} or null; in
+    let version = hostRequests.cuda.${envName} or null; in
     if version == null then null
     else mkBuilt "kb-cuda${version}" ./cuda-builder.sh {
       wheelCuda = "${sitePackages envs.${envName}}/nvidia/cu${builtins.head (builtins.splitVersion version)}";
@@ -182,12 +208,13 @@ let
       ccLink = crossLink;
       buildSets = target.buildSets;
     };
-  cross = builtins.mapAttrs crossOf (lock.requests.targets or { });
+  # A native host cross-builds for no one (its lock entry has no targets).
+  cross = if host == null then builtins.mapAttrs crossOf (lock.requests.targets or { }) else { };
 
   # The kernel-test package set (requests.python.test; `pkgs` of a kernel flake's
   # pythonCheckInputs): one value per name, the group of wheels it needs (its own and its
   # dependencies'), resolved by `kernel-builder toolchain lock` into `test:<name>`.
-  prefix = "test:";
+  prefix = hostGroup "test:";
   testGroups = builtins.filter (g: builtins.substring 0 (builtins.stringLength prefix) g == prefix) (builtins.attrNames lock.groups);
   checkPackages = builtins.listToAttrs (map
     (group:
@@ -205,7 +232,7 @@ let
   # are repeats. Null when nothing is left to install.
   testSite = envName: packages:
     let
-      have = map projectOf lock.groups."env:${envName}";
+      have = map projectOf lock.groups.${hostGroup "env:${envName}"};
       keys = builtins.foldl'
         (acc: key: if builtins.elem (projectOf key) (have ++ map projectOf acc) then acc else acc ++ [ key ])
         [ ] (builtins.concatMap (p: p.keys) packages);
@@ -222,16 +249,17 @@ let
   # import check appends to the toolchain Python's path; null when the lock has none.
   importCheckPaths = builtins.mapAttrs
     (name: _: sitePackages (mkEnvOf "kb-check-${name}" "check:${name}"))
-    (lock.requests.python.importCheck or { });
+    (hostRequests.python.importCheck or { });
 
   # The header directories `includes` of the `requests.cpp.<name>` wheel (a C++ dependency,
   # see python/kernel_builder/data/cpp_dependencies.json), as a store path.
+  # The lock's own groups: these wheels are headers only, for every machine (py3-none-any).
   wheelHeaders = name: includes: mkBuilt "kb-${name}-headers" ./wheel-headers-builder.sh {
-    wheels = group "cpp:${name}";
+    wheels = map fetchArtifact lock.groups."cpp:${name}";
     inherit includes;
   };
 
 in
 {
-  inherit lock pinnedSets seed runtime cc ccLink python rust driver cli envs cudas cross checkPackages testSite wheelHeaders importCheckPaths;
+  inherit lock native pinnedSets seed runtime cc ccLink python rust driver cli envs cudas cross checkPackages testSite wheelHeaders importCheckPaths;
 }
