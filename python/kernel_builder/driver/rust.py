@@ -20,7 +20,6 @@ The toolchain is ``$KERNEL_BUILDER_RUST`` (a directory with ``bin/cargo`` and
 
 from __future__ import annotations
 
-import logging
 import os
 import shutil
 import subprocess
@@ -41,7 +40,12 @@ __all__ = [
     "locate", "unbuildable_reason",
 ]
 
-log = logging.getLogger(__name__)
+
+def _log():  # lazy: list-variants reads this module's tables and must not import logging
+    import logging
+
+    return logging.getLogger(__name__)
+
 
 ENV_VAR = "KERNEL_BUILDER_RUST"
 VENDOR_DIR = "vendor"
@@ -318,11 +322,11 @@ def build_staticlib(
         argv += ["-j", str(jobs)]
     if verbose:
         argv.append("-v")
-    log.info(f"[kernel.{crate.component}]: cargo builds {crate.rel(crate.manifest)} (library {crate.lib_name})")
+    _log().info(f"[kernel.{crate.component}]: cargo builds {crate.rel(crate.manifest)} (library {crate.lib_name})")
     done = subprocess.run(argv, cwd=crate.root, env=env, capture_output=True, text=True, check=False)
     if verbose or done.returncode != 0:
         for line in done.stderr.splitlines():
-            log.info(f"cargo: {line}")
+            _log().info(f"cargo: {line}")
     if done.returncode != 0:
         tail = "\n".join(done.stderr.strip().splitlines()[-25:])
         raise BuildError(f"[kernel.{crate.component}]: cargo failed to build {crate.rel(crate.manifest)} "
