@@ -87,3 +87,18 @@ def test_check_accepts_it_with_the_import_check(relu: Path, env: dict[str, str])
     done = kernel_builder("check", str(relu), env=env)
     assert f"ok {CPU213}" in done.stdout
     assert "registered ops: _relu_" in done.stderr
+
+
+@pytest.mark.timeout(1800)
+def test_edition_6_build_toml_chooses_zip_under_nix(tmp_path: Path, env: dict[str, str]) -> None:
+    """No --layout: the variant derivation reads build.toml's `build-layout = "zip"` itself."""
+    kernel = copy_kernel("relu", tmp_path / "relu")
+    kernel_builder("update-build", str(kernel), env=env)
+    toml = (kernel / "build.toml").read_text()
+    assert "edition = 6" in toml
+    (kernel / "build.toml").write_text(toml.replace("edition = 6\n", 'edition = 6\nbuild-layout = "zip"\n', 1))
+    kernel_builder("build", str(kernel), "--variant", CPU213, "-j", "1", env=env)
+    variant = kernel / "build" / CPU213
+    metadata = json.loads((variant / "metadata.json").read_text())
+    assert metadata["build-layout"] == "zip" and (variant / f"{metadata['id']}.zip").is_file()
+    assert not (variant / "__init__.py").exists()
