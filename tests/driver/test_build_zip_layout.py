@@ -221,3 +221,38 @@ def test_run_variant_reads_the_layout_from_the_environment(tmp_path: Path) -> No
                 "--out", str(tmp_path / "out"), "--toolchain-python", CPU_PYTHON], env=env)
     assert done.returncode == 0, done.stderr
     assert Metadata.read(tmp_path / "out" / "torch-cpu" / "metadata.json").build_layout == "zip"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_a_tvm_ffi_kernel_in_the_zip_layout_finds_its_library_beside_the_archive(tmp_path: Path) -> None:
+    """The generated tvm-ffi _ops.py opens <id>.so from the variant directory, also when
+    it runs from <id>.zip; kernels 0.19.1 loads and runs it."""
+    import os
+
+    from kernel_builder.flake import nix
+    from nix_support import REPO
+
+    expr = f'(import {REPO}/nix/toolchains/pinned/parts.nix {{ system = "x86_64-linux"; }}).importCheckPaths."tvm-ffi"'
+    site = nix.run_nix(["eval", "--impure", "--raw", "--expr", expr]).stdout.strip()
+    drv = nix.run_nix(["eval", "--impure", "--raw", "--expr",
+                       f"builtins.head (builtins.attrNames (builtins.getContext ({expr})))"]).stdout.strip()
+    subprocess.run(["nix-store", "--realise", drv], env=nix.nix_env(), capture_output=True, check=True)
+    kernel = copy_example("add-tvm-ffi", tmp_path)
+    env = {**os.environ, "KERNEL_BUILDER_STATE_DIR": str(tmp_path / "state"), "KERNEL_BUILDER_TVM_FFI": site}
+    variant_name = "tvm-ffi01-cpu-x86_64-linux"
+    done = run([sys.executable, "-m", "kernel_builder", "build", str(kernel), "--local", "--layout", "zip",
+                "--variant", variant_name], env=env)
+    assert done.returncode == 0, done.stderr
+    assert f"{variant_name}: registered ops: add_cpu" in done.stderr  # the import check ran from the archive
+    variant = kernel / "build" / variant_name
+    metadata = Metadata.read(variant / "metadata.json")
+    assert sorted(p.name for p in variant.iterdir()) == sorted(
+        [f"{metadata.id}.so", f"{metadata.id}.zip", "metadata.json", "symbols.json"])
+    code = ("import json, torch\nfrom pathlib import Path\nfrom kernels import get_local_kernel\n"
+            f"k = get_local_kernel(Path({str(kernel)!r}))\n"
+            "a = torch.arange(4, dtype=torch.float32); out = torch.empty_like(a); k.add(a, a, out)\n"
+            "print(json.dumps(out.tolist()))\n")
+    loaded = run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": site})
+    assert loaded.returncode == 0, loaded.stderr
+    assert json.loads(loaded.stdout.splitlines()[-1]) == [0.0, 2.0, 4.0, 6.0]
