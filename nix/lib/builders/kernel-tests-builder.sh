@@ -11,8 +11,9 @@ work="$NIX_BUILD_TOP/work"
 mkdir -p "$work/import" "$work/plugin"
 cp -r "$tests" "$work/tests"
 chmod -R u+w "$work/tests"
-# `import <name>` gives the variant, as upstream's test runner sets it up.
-ln -s "$tree/$variant" "$work/import/$pythonName"
+# `import <name>` gives the variant, as upstream's test runner sets it up (a link to it; for
+# a zip-layout variant a package that runs its archive: variant-package.py).
+"$toolchainPython" "$variantPackage" "$tree/$variant" "$work/import/$pythonName"
 cp "$gpuPlugin" "$work/plugin/kernel_tests_gpu.py"
 cp "$watchPlugin" "$work/plugin/kernel_tests_watch.py"
 path="$work/import:$work/plugin"

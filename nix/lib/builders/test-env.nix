@@ -15,6 +15,8 @@ toolchain.env // {
   repoId = if config.hubRepoId == null then "" else config.hubRepoId;
   testSite = if testSite == null then "" else testSite;
   gpuPlugin = ./kernel_tests_gpu.py;
+  # makes `import <pythonName>` give the variant, files or zip layout (variant-package.py)
+  variantPackage = ./variant-package.py;
 }
 # The locked kernel-depends in the store as LOCAL_KERNELS entries (kernel-deps.nix); only
 # for a kernel that has them, so that no other kernel's test derivations change.

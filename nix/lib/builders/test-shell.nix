@@ -12,7 +12,7 @@ derivation (import ./test-env.nix { inherit config system variant tree toolchain
   args = [ "-c" "echo 'a test shell is entered with nix develop, not built' > $out" ];
   shellHook = ''
     kb_import=$(mktemp -d)
-    ln -s "$tree/$variant" "$kb_import/$pythonName"
+    "$toolchainPython" "$variantPackage" "$tree/$variant" "$kb_import/$pythonName"
     cp "$gpuPlugin" "$kb_import/kernel_tests_gpu.py"
     export PYTEST_PLUGINS=kernel_tests_gpu KERNEL_BUILDER_TEST_VARIANT="$variant"
     if [ -n "$testSite" ]; then
