@@ -111,7 +111,8 @@ def gc_cmd(dry_run: bool) -> None:
 @click.option("--upgrade-wheels", is_flag=True, help="Take the newest wheels the requests allow instead of keeping the versions the lock pins.")
 @click.option("--group", "only_groups", multiple=True, metavar="NAME",
               help="Resolve only this group of the lock (a Debian group such as rust, env:torch2.15, check:tvm-ffi, "
-              "test:pytest, cpp:cutlass-4.2) and keep every other group as it is; repeatable.")
+              "test:pytest, cpp:cutlass-4.2; a native host's as aarch64-linux/runtime, aarch64-linux/env:torch2.13) "
+              "and keep every other group as it is; repeatable.")
 def lock_cmd(lock_file: Path | None, upgrade_debs: bool, upgrade_wheels: bool, only_groups: tuple[str, ...]) -> None:
     """Regenerate the toolchain lock from its requests (for maintainers).
 
@@ -120,7 +121,8 @@ def lock_cmd(lock_file: Path | None, upgrade_debs: bool, upgrade_wheels: bool, o
     `apt-get download --print-uris` for the Debian packages (run `apt-get update` first),
     `pip install --dry-run --report` for each Python environment (CPython 3.11,
     manylinux_2_28 x86_64 wheels), and rewrites every artifact's version, file, sha256
-    and public URL. Debian packages keep the version the lock pins unless
+    and public URL. A native host of `requests.hosts` (aarch64-linux) is resolved for its
+    machine (arm64 .debs, aarch64 wheels) into `<system>/<group>` groups. Debian packages keep the version the lock pins unless
     `--upgrade-debs` (an upgrade rebuilds every toolchain). Wheels keep the version the
     lock pins too where the requests allow it (a new environment takes the versions the
     lock already has), unless `--upgrade-wheels`: adding one environment, or a new PyPI
@@ -130,6 +132,7 @@ def lock_cmd(lock_file: Path | None, upgrade_debs: bool, upgrade_wheels: bool, o
     Examples:
       kernel-builder toolchain lock && git diff --stat nix/toolchain-lock.json
       kernel-builder toolchain lock --group rust    # after adding requests.debian.groups.rust
+      kernel-builder toolchain lock --group aarch64-linux/env:torch2.15   # a host's environment
     """
     from kernel_builder.toolchain.pinned.locking import relock  # lazy: for the work, not for --help
 

@@ -141,7 +141,9 @@ class ToolchainLock:
             return "", {g: keys for g, keys in self.groups.items() if "/" not in g}, self.build_sets
         if system not in self.hosts:
             raise _fail(self.path, f"no toolchain is pinned for {system} (the lock's system is {self.system}; "
-                        f"requests.hosts has {', '.join(sorted(self.hosts)) or 'none'})")
+                        f"requests.hosts has {', '.join(sorted(self.hosts)) or 'none'})",
+                        hint=f"name one of {', '.join([self.system, *sorted(self.hosts)])}; a new native host is a "
+                        "requests.hosts entry (docs/nix.md, \"Native aarch64-linux hosts\")")
         prefix = host_group(system, "")
         return (prefix, {g[len(prefix):]: keys for g, keys in self.groups.items() if g.startswith(prefix)},
                 dict(self.hosts[system].get("buildSets") or {}))
