@@ -186,8 +186,14 @@ def test_the_host_toolchain_builds_natively_under_emulation(relu: Path, tmp_path
     done = plain_nix("build", "--no-link", "--json", "-L", "--impure", "--expr", expr, cwd=relu,
                      extra=f"extra-platforms = {HOST}\nmax-jobs = 1\ncores = 1\n", wrap=wrap)
     assert done.returncode == 0, done.stderr[-6000:]
-    runtime, cc, cc_link, python = (Path(r["outputs"]["out"]) for r in json.loads(done.stdout))
-    assert "runtime: bash" in done.stderr and "glibc 2.28 link stubs:" in done.stderr
+    built = {r["drvPath"].split("-", 1)[1].removesuffix(".drv"): r for r in json.loads(done.stdout)}
+    names = ["kb-runtime", "kb-cc-gcc12", "kb-cc-gcc12-glibc2.28", "kb-python3.11"]
+    runtime, cc, cc_link, python = (Path(built[n]["outputs"]["out"]) for n in names)
+    # their builders' own words (self-tests included), from this build or the one before
+    log = {n: plain_nix("log", built[n]["drvPath"], cwd=relu).stdout for n in names}
+    assert "runtime: bash" in log["kb-runtime"] and "cc: gcc-12" in log["kb-cc-gcc12"]
+    assert "python: 3.11" in log["kb-python3.11"]
+    assert "glibc 2.28 link stubs: ld-linux-aarch64.so.1" in log["kb-cc-gcc12-glibc2.28"]
     assert "ELF 64-bit LSB" in (magic := subprocess.run(["file", "-L", str(runtime / "bin" / "bash")], capture_output=True, text=True).stdout)
     assert "aarch64" in magic, magic
     assert (cc / "usr" / "lib" / "gcc" / "aarch64-linux-gnu" / "12").is_dir()
