@@ -256,3 +256,34 @@ def test_a_tvm_ffi_kernel_in_the_zip_layout_finds_its_library_beside_the_archive
     loaded = run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": site})
     assert loaded.returncode == 0, loaded.stderr
     assert json.loads(loaded.stdout.splitlines()[-1]) == [0.0, 2.0, 4.0, 6.0]
+
+
+IMPORT_BY_NAME = r"""
+import sys, torch
+import silu_and_mul
+from silu_and_mul import layers
+x = torch.randn(2, 8)
+reference = torch.nn.functional.silu(x[..., :4]) * x[..., 4:]
+assert torch.allclose(silu_and_mul.silu_and_mul(x), reference)
+print(silu_and_mul.__file__, layers.__file__)
+"""
+
+
+def test_variant_package_makes_import_by_name_work_in_both_layouts(silu: Path, tmp_path: Path) -> None:
+    """nix/lib/builders/variant-package.py (the kernel-test runs' and test shell's `import <name>`):
+    a link to a files variant, a package running the archive for a zip one."""
+    from buildtest_helpers import REPO_ROOT
+
+    script = REPO_ROOT / "nix" / "lib" / "builders" / "variant-package.py"
+    files = build_local(silu, variants=["torch-cpu"], out_dir=tmp_path / "files", toolchain=CPU_PYTHON, build_layout="files")
+    for label, variant in (("zip", silu / "build" / "torch-cpu"), ("files", files[0].path)):
+        target = tmp_path / f"import-{label}" / "silu_and_mul"
+        target.parent.mkdir()
+        assert run([CPU_PYTHON, str(script), str(variant), str(target)]).returncode == 0
+        assert target.is_symlink() == (label == "files")
+        printed = run_python(IMPORT_BY_NAME, env={"PYTHONPATH": str(target.parent)}).split()
+        if label == "zip":
+            (archive,) = variant.glob("*.zip")
+            assert printed == [f"{archive}/__init__.py", f"{archive}/layers.py"]
+        else:
+            assert printed == [f"{target}/__init__.py", f"{target}/layers.py"]

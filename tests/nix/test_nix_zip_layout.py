@@ -102,3 +102,33 @@ def test_edition_6_build_toml_chooses_zip_under_nix(tmp_path: Path, env: dict[st
     metadata = json.loads((variant / "metadata.json").read_text())
     assert metadata["build-layout"] == "zip" and (variant / f"{metadata['id']}.zip").is_file()
     assert not (variant / "__init__.py").exists()
+
+
+IMPORT_TEST = '''
+import torch
+
+import relu
+
+
+def test_import_gives_the_zip_variant():
+    assert relu.__file__.endswith(".zip/__init__.py")
+    x = torch.randn(100)
+    assert torch.equal(relu.relu(x), torch.relu(x))
+'''
+
+
+@pytest.mark.timeout(1800)
+def test_kernel_tests_import_the_zip_variant(tmp_path: Path, env: dict[str, str]) -> None:
+    """`kernel-builder test` on a zip-layout kernel: `import relu` in the sandboxed run gives
+    the variant (nix/lib/builders/variant-package.py makes the package that runs the archive)."""
+    kernel = copy_kernel("relu", tmp_path / "relu")
+    kernel_builder("update-build", str(kernel), env=env)
+    toml = (kernel / "build.toml").read_text()
+    (kernel / "build.toml").write_text(toml.replace("edition = 6\n", 'edition = 6\nbuild-layout = "zip"\n', 1))
+    for old in (kernel / "tests").glob("test_*.py"):
+        old.unlink()
+    (kernel / "tests" / "test_import.py").write_text(IMPORT_TEST)
+    done = kernel_builder("test", str(kernel), "--variant", CPU213, "-j", "1", "--json", env=env, check=False)
+    assert done.returncode == 0, done.stderr[-4000:]
+    (row,) = json.loads(done.stdout)
+    assert row["ok"] and row["passed"] == 1 and row["failed"] == []
