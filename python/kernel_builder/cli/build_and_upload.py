@@ -31,6 +31,7 @@ __all__ = ["build_and_upload"]
 @click.option("--cores", type=click.IntRange(min=1), help="Compile jobs each variant build may use.")
 @click.option("-L", "--print-build-logs", "print_build_logs", is_flag=True, help="Stream every variant's build log to stderr.")
 @click.option("--toolchain", type=click.Choice(["pinned", "host"]), default="pinned", show_default=True, help="As for build.")
+@click.option("--layout", "build_layout", type=click.Choice(["files", "zip"]), help="The variants' build layout (as for build; default: build.toml's).")
 @click.option("--create-pr", is_flag=True, help="Open pull requests instead of committing to the branches directly.")
 @click.option("--sign", is_flag=True, help="Sign each variant's metadata.json with Sigstore before uploading (as for upload).")
 @click.option(
@@ -44,7 +45,7 @@ __all__ = ["build_and_upload"]
 def build_and_upload(
     ctx: click.Context, directory: Path, repo_id: str | None, branch: str | None, variants: tuple[str, ...],
     backends: tuple[str, ...], max_jobs: int | None, cores: int | None, print_build_logs: bool, toolchain: str,
-    create_pr: bool, sign: bool = False, trust_config: Path | None = None,
+    create_pr: bool, sign: bool = False, trust_config: Path | None = None, build_layout: str | None = None,
 ) -> None:
     """Build the variants of the kernel in DIRECTORY into DIRECTORY/build, then upload them.
 
@@ -59,7 +60,7 @@ def build_and_upload(
     """
     built = ctx.invoke(
         build, directory=directory, variants=variants, backends=backends, max_jobs=max_jobs, cores=cores,
-        print_build_logs=print_build_logs, toolchain=toolchain,
+        print_build_logs=print_build_logs, toolchain=toolchain, build_layout=build_layout,
     )
     build_dir = directory / "build"
     earlier = sorted(p.name for p in build_dir.iterdir() if p.is_dir() and p.name not in built and (p / "metadata.json").is_file()) if build_dir.is_dir() else []
