@@ -132,3 +132,23 @@ def test_kernel_tests_import_the_zip_variant(tmp_path: Path, env: dict[str, str]
     assert done.returncode == 0, done.stderr[-4000:]
     (row,) = json.loads(done.stdout)
     assert row["ok"] and row["passed"] == 1 and row["failed"] == []
+
+
+@pytest.mark.timeout(1800)
+def test_build_and_upload_layout_zip_publishes_the_archive(relu: Path, env: dict[str, str], hub_server) -> None:
+    """`build-and-upload --layout zip` (the variant is the one `relu` built: Nix has it) uploads
+    the zip tree to the local Hub, where kernels 0.19.1 loads and runs it."""
+    upload_env = {**env, "HF_ENDPOINT": hub_server.endpoint, "HF_HOME": os.environ["HF_HOME"], "HF_TOKEN": "hf_zip_test"}
+    kernel_builder("build-and-upload", str(relu), "--variant", CPU213, "--layout", "zip", "-j", "1",
+                   "--repo-id", "acme/relu-zip", env=upload_env)
+    variant = relu / "build" / CPU213
+    ops_id = json.loads((variant / "metadata.json").read_text())["id"]
+    files = hub_server.files("acme/relu-zip", "v1")
+    assert files[f"build/{CPU213}/{ops_id}.zip"] == (variant / f"{ops_id}.zip").read_bytes()
+    assert f"build/{CPU213}/__init__.py" not in files
+    load = ("import torch, kernels\nk = kernels.get_kernel('acme/relu-zip', version=1, trust_remote_code=True)\n"
+            "x = torch.randn(100)\nassert torch.equal(k.relu(x), torch.relu(x))\nprint(k.__file__)\n")
+    done = subprocess.run([sys.executable, "-c", load], capture_output=True, text=True, timeout=300,
+                          env={k: v for k, v in upload_env.items() if k != "PYTHONPATH"})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().endswith(f"{ops_id}.zip/__init__.py")
