@@ -144,8 +144,9 @@ def project_files(build: Build, kernel_dir: Path, variant: Variant, ops_id: str,
         "pyproject.toml": _template("pyproject.toml.j2").render(**facts),
         "setup.py": _template("setup.py.j2").render(**facts),
         "CMakeLists.txt": _template("CMakeLists.txt.j2").render(**facts),
-        f"{GENERATED_DIR}/CMakeLists.txt": module["CMakeLists.txt"],
-        f"{GENERATED_DIR}/include/registration.h": module["include/registration.h"],
+        # the module's CMake project whole: its CMakeLists.txt names every generated source
+        # (the CUDA driver stub, tvm-ffi's compat unit, the Rust glue) beside it
+        **{f"{GENERATED_DIR}/{name}": text for name, text in module.items()},
         f"{GENERATED_DIR}/_ops.py": generate.render_ops_py(name=build.name, backend=variant.backend, ops_id=ops_id),
     }
     return ProjectFiles(files, plan)
