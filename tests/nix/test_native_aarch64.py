@@ -125,6 +125,37 @@ def test_aarch64_outputs_are_native_derivations(relu: Path) -> None:
     assert runtime["args"][2].endswith("-retarget.sh")
 
 
+def test_the_host_changes_no_x86_64_derivation(relu: Path, tmp_path: Path) -> None:
+    """The same builder with the host taken out of its lock (requests.hosts, its groups, its
+    artifacts and seed) gives relu's x86_64-linux variants, the cross-built aarch64 ones
+    included, and the x86_64 toolchain the same derivations (the one-derivation form of each
+    variant: its path needs nothing built to evaluate)."""
+    builder = Path(json.loads((relu / "flake.nix").read_text().split("url = ", 1)[1].split(";", 1)[0]).removeprefix("path:"))
+    bare = snapshot_builder(tmp_path / "bare")
+    lock = json.loads((bare / "nix" / "toolchain-lock.json").read_text())
+    del lock["requests"]["hosts"], lock["hostSeeds"]
+    lock["groups"] = {g: keys for g, keys in lock["groups"].items() if "/" not in g}
+    used = {k for keys in lock["groups"].values() for k in keys}
+    lock["artifacts"] = {k: a for k, a in lock["artifacts"].items() if k in used}
+    (bare / "nix" / "toolchain-lock.json").write_text(json.dumps(lock, indent=1) + "\n")
+    expr = """b: k: let
+      lib = (import (b + "/nix/lib") { builderSrc = { outPath = b; }; });
+      out = lib.genKernelFlakeOutputs { self = { outPath = k; }; path = k; };
+      p = import (b + "/nix/toolchains/pinned/parts.nix") { system = "x86_64-linux"; };
+      lp = out.legacyPackages.x86_64-linux;
+    in map (n: lp.monolithic.${n}.drvPath) lp.buildableVariants
+      ++ [ p.runtime.drvPath p.ccLink.drvPath p.driver.drvPath p.cli.drvPath ]
+      ++ map (e: e.drvPath) (builtins.attrValues p.envs)"""
+    paths = {}
+    for name, root in (("with", builder), ("without", bare)):
+        source = f'builtins.path {{ path = {relu}; name = "source"; }}'
+        done = plain_nix("eval", "--impure", "--json", "--expr", f"({expr}) {root} ({source})", cwd=relu)
+        assert done.returncode == 0, done.stderr[-3000:]
+        paths[name] = json.loads(done.stdout)
+    assert len(paths["with"]) > 20 and any("aarch64-linux" in p for p in paths["with"])
+    assert paths["with"] == paths["without"]
+
+
 # Registers qemu-aarch64 (F: opened now, so it runs inside the sandbox's chroot too) in a
 # binfmt_misc of its own, then runs the command.
 BINFMT = r"""
