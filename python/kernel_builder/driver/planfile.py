@@ -11,9 +11,12 @@ import attrs
 
 from kernel_builder.errors import BuildError
 
-__all__ = ["PLAN_VERSION", "TOP", "Plan", "Unit"]
+__all__ = ["PLAN_VERSION", "TOP", "UID_PLACEHOLDER", "Plan", "Unit"]
 
 TOP = "@KERNEL_BUILDER_TOP@"  # the build's temporary directory, in every path of the plan
+# The unique id per-object.nix plans with (so that one plan serves every commit of a kernel):
+# the object and link steps put the kernel's own in its place (nix/lib/builders/per-object.nix).
+UID_PLACEHOLDER = "kernel_builder_uid_placeholder"
 PLAN_VERSION = 1
 
 
