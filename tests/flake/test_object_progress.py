@@ -43,6 +43,9 @@ def test_step_of_reads_plan_object_and_link_names_of_each_variant() -> None:
     assert step_of(_drv(f"relu-{CPU}-obj-a.cpp"), VARIANTS) is None
     assert step_of(_drv(f"relu-obj-{CPU}-a.cpp"), VARIANTS) is None
     assert step_of(None, VARIANTS) is None
+    # a torch-free unit's object, every torch version's: named without the torch part
+    assert step_of(_drv("0-obj-relu-cxx11-cpu-x86_64-linux-a.cpp"), VARIANTS) == Unit(CPU, Step.OBJECT, "a.cpp")
+    assert step_of(_drv(f"relu-{CPU}-deps"), VARIANTS) == Unit(CPU, Step.PLAN)  # the plan's second half
 
 
 def test_step_of_prefers_the_longest_variant_name() -> None:

@@ -215,7 +215,7 @@ def test_headers_that_pyext_also_ships_stay_inputs_of_every_object(tmp_path: Pat
     found = nix.eval_json(
         prepared.installable("legacyPackages.x86_64-linux.redistributable.torch213-cxx11-cpu-x86_64-linux"),
         flake_args=[*prepared.flake_args, "--apply",
-                    'd: let h = (builtins.head d.objects).headers; in '
+                    'd: let h = d.headers; in '
                     '{ ext = builtins.attrNames (builtins.readDir "${h}/torch-ext"); '
                     'pkg = builtins.attrNames (builtins.readDir "${h}/torch-ext/relu"); }'],
     )

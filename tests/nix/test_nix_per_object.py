@@ -1,7 +1,7 @@
 """Per-object builds (per-object.nix): real Nix builds of a generated 16-source CPU kernel.
 
-In order on one kernel copy: a cold build builds the plan, one object per translation unit,
-the link and the variant; the variant loads with PyPI `kernels` and computes what the
+In order on one kernel copy: a cold build builds the plan, one deps step per unit (what it
+reads) and their merge, one object per translation unit, the link and the variant; the variant loads with PyPI `kernels` and computes what the
 monolithic build computes; editing one source rebuilds its object, the link and the variant,
 and nothing else; editing the shared header rebuilds every object (never fewer); editing
 nothing builds nothing; a broken source names itself and the compiler's message; and
@@ -85,9 +85,15 @@ def objects(names: list[str]) -> list[str]:
 
 def others(names: list[str]) -> list[str]:
     # the kernel's own derivations only: a toolchain part (the driver's Python after an edit
-    # of kernel_builder) may build in the same run
+    # of kernel_builder) may build in the same run; the units' measurements: scans()
     return sorted(n.removeprefix(f"many-{CPU_VARIANT}") or "<variant>" for n in names
-                  if n.startswith(f"many-{CPU_VARIANT}"))
+                  if n.startswith(f"many-{CPU_VARIANT}") and not n.startswith(f"many-{CPU_VARIANT}-deps-"))
+
+
+def scans(names: list[str]) -> list[str]:
+    """The units whose deps step (what the unit reads) ran."""
+    prefix = f"many-{CPU_VARIANT}-deps-"
+    return sorted(n.removeprefix(prefix) for n in names if n.startswith(prefix))
 
 
 ALL_OBJECTS = sorted([*(source_name(k).replace("/", "-") for k in range(UNITS)), "torch-ext-torch_binding.cpp"])
@@ -106,7 +112,8 @@ def _results(kernel: Path, tree: Path) -> list[float]:
 def test_cold_build_is_a_plan_one_object_per_unit_a_link_and_the_variant(kernel: Path) -> None:
     built = build(kernel)
     assert objects(built) == ALL_OBJECTS
-    assert others(built) == ["-link", "-plan", "<variant>"]
+    assert others(built) == ["-deps", "-link", "-plan", "<variant>"]
+    assert scans(built) == ALL_OBJECTS
     assert built.index(f"many-{CPU_VARIANT}-plan") < built.index(f"many-{CPU_VARIANT}-link")
 
 
@@ -130,7 +137,10 @@ def test_editing_one_source_rebuilds_its_object_the_link_and_the_variant(kernel:
     path.write_text(path.read_text() + "// an edit\n")
     built = build(kernel)
     assert objects(built) == [source_name(3).replace("/", "-")]
-    assert others(built) == ["-link", "<variant>"]  # no re-plan: the plan never sees contents
+    # no re-plan (the plan never sees contents); that unit is measured again (deps), and
+    # every other object keeps its derivation
+    assert others(built) == ["-deps", "-link", "<variant>"]
+    assert scans(built) == [source_name(3).replace("/", "-")]
 
 
 @pytest.mark.timeout(1800)
@@ -139,7 +149,8 @@ def test_editing_the_shared_header_rebuilds_every_object(kernel: Path) -> None:
     (kernel / "many" / "common.h").write_text(header_text("2.0f"))
     built = build(kernel)
     assert objects(built) == ALL_OBJECTS
-    assert others(built) == ["-link", "<variant>"]
+    assert others(built) == ["-deps", "-link", "<variant>"]
+    assert scans(built) == ALL_OBJECTS  # every unit reads the header: every unit is measured again
     assert _results(kernel, out_path(kernel)) == [expected_factor(2.0) * x for x in range(-8, 9)]
 
 

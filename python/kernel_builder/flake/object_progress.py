@@ -12,6 +12,7 @@ be built (``planned``).
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Iterable, Sequence
 
 import attrs
@@ -19,6 +20,7 @@ import attrs
 __all__ = ["OBJECT_PREFIX", "ObjectCounts", "Step", "Unit", "step_of"]
 
 OBJECT_PREFIX = "0-obj-"  # sorts before every kernel name (nix/lib/builders/per-object.nix)
+_TORCH_TAIL = re.compile(r"-torch\d+$")  # "<kernel>-torch212": another torch version's object
 
 
 class Step(str, enum.Enum):
@@ -49,7 +51,11 @@ def step_of(path: str | None, variants: Sequence[str]) -> Unit | None:
     kernel's name, so that Nix, which starts ready derivations in name order, compiles every
     object before any link or check, whatever the kernels) and ``<kernel>-<variant>-link``;
     this is the one function that reads that rule (the longest matching variant wins, as in
-    ``nix.target_of``). ``None`` for anything else, the variant derivation included.
+    ``nix.target_of``). An object that reads no torch is every torch version's, and named by
+    the variant without its torch part (``0-obj-<kernel>-cxx11-cpu-x86_64-linux-<source>``):
+    it is counted as the first of ``variants`` that has that part. The deps step
+    (``<kernel>-<variant>-deps``) is the plan's second half and counted as the plan.
+    ``None`` for anything else, the variant derivation included.
     """
     if not path:
         return None
@@ -62,11 +68,25 @@ def step_of(path: str | None, variants: Sequence[str]) -> Unit | None:
         for step in (Step.PLAN, Step.LINK):
             if name.endswith(f"-{variant}-{step.value}"):
                 return Unit(variant, step)
+        if name.endswith(f"-{variant}-deps"):
+            return Unit(variant, Step.PLAN)
         if object_rest is not None:
             _, marker, source = object_rest.partition(f"-{variant}-")
             if marker and source:
                 return Unit(variant, Step.OBJECT, source)
+    if object_rest is not None:  # a torch-free unit's object: shared by the torch versions
+        for variant in variants:
+            kernel, marker, source = object_rest.partition(f"-{torchless(variant)}-")
+            if marker and source and torchless(variant) != variant and not _TORCH_TAIL.search(kernel):
+                return Unit(variant, Step.OBJECT, source)
     return None
+
+
+def torchless(variant: str) -> str:
+    """``variant`` without its torch part (``torch213-cxx11-cpu-x86_64-linux`` ->
+    ``cxx11-cpu-x86_64-linux``), as per-object.nix names a torch-free unit's object."""
+    head, sep, rest = variant.partition("-")
+    return rest if sep and head.startswith("torch") and head[5:].isdigit() else variant
 
 
 @attrs.define
