@@ -219,8 +219,9 @@ def _is_nvcc(argv: Sequence[str]) -> bool:
     return posixpath.basename(argv[0]) == "nvcc"
 
 
-def _preprocess(argv: Sequence[str], cwd: str, work: Path, tag: str) -> tuple[bytes, list[str]] | str:
-    """Preprocess with ``argv`` (outputs stripped): (output, files read), or the error text."""
+def _preprocess(argv: Sequence[str], cwd: str, work: Path, tag: str, *, deps: bool = True) -> tuple[bytes, list[str]] | str:
+    """Preprocess with ``argv`` (outputs stripped): (output, files read; none without
+    ``deps``), or the error text."""
     base = _strip_outputs(argv)
     # the canonical commands end in "-c" after "-o": drop a trailing "-c" too
     base = [a for a in base if a != "-c"]
@@ -228,15 +229,15 @@ def _preprocess(argv: Sequence[str], cwd: str, work: Path, tag: str) -> tuple[by
     if _is_nvcc(base):
         # nvcc: -E writes the host compiler's preprocessed output; its dependency list
         # (-M: every file of the host and device passes) comes from a second run.
-        runs = [[*base, "-E", "-o", str(out_file)], [*base, "-M", "-o", str(dep_file)]]
+        runs = [[*base, "-E", "-o", str(out_file)], *([[*base, "-M", "-o", str(dep_file)]] if deps else [])]
     else:
-        runs = [[*base, "-E", "-MD", "-MF", str(dep_file), "-o", str(out_file)]]
+        runs = [[*base, "-E", *(["-MD", "-MF", str(dep_file)] if deps else []), "-o", str(out_file)]]
     for cmd in runs:
         done = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             return f"preprocessing failed (exit {done.returncode}): {(done.stderr or done.stdout)[-2000:]}"
-    reads = []
-    for dep in parse_depfile(dep_file.read_text()):
+    reads: list[str] = []
+    for dep in parse_depfile(dep_file.read_text()) if deps else []:
         reads.append(posixpath.normpath(dep if posixpath.isabs(dep) else posixpath.join(cwd, dep)))
     return out_file.read_bytes(), sorted(set(reads))
 
@@ -355,7 +356,7 @@ def scan_unit(
                                       ops_value=value, aliases=swap)
         _lay_out(Path(here), tree, sources, kernel_files=kernel_files, generated=generated)
         os.makedirs(cwd, exist_ok=True)
-        again = _preprocess([a.replace(UNIT_DIR, here) for a in canonical], cwd, work, "canonical")
+        again = _preprocess([a.replace(UNIT_DIR, here) for a in canonical], cwd, work, "canonical", deps=False)
         if isinstance(again, str):
             continue
         text, expected = again[0], output
