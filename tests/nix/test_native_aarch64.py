@@ -104,8 +104,11 @@ def test_aarch64_outputs_are_native_derivations(relu: Path) -> None:
                   "d: { inherit (d) system; target = d.KERNEL_BUILDER_TARGET_SYSTEM or null; }")
     assert cross == {"system": "x86_64-linux", "target": HOST}
 
-    # The closure (the one-derivation form of the variant: its path needs no build to evaluate).
-    drv = _eval(relu, f"legacyPackages.{HOST}.monolithic.{VARIANT}.drvPath")
+    # The closure. Another machine's variant is one derivation (no per-object split, whose
+    # evaluation builds steps only that machine runs): its path needs nothing built here.
+    drv = _eval(relu, f"legacyPackages.{HOST}.redistributable.{VARIANT}.drvPath")
+    assert drv == _eval(relu, f"legacyPackages.{HOST}.monolithic.{VARIANT}.drvPath")
+    assert _eval(relu, f"packages.{HOST}.default.drvPath").endswith("-relu-bundle.drv")
     shown = plain_nix("show-derivation", "-r", drv, cwd=relu)
     assert shown.returncode == 0, shown.stderr[-2000:]
     closure = json.loads(shown.stdout)

@@ -106,7 +106,11 @@ let
   # (`nix develop` runs the one-variant build by hand) stay one derivation.
   isPinned = toolchain: (toolchain.identity.toolchainProvider or "host") == "pinned";
   # A variant with Rust components stays one derivation too: cargo builds its crates first.
-  perObject = v: v.kind != "noarch" && v.toolchain.available && isPinned v.toolchain && !depsOf.${v.backend}.hasRust;
+  # So does every variant of another native system's outputs (nativeOnly: aarch64-linux's
+  # on x86_64): per-object evaluation builds the plan and deps steps (import from
+  # derivation), which only that machine can run, and every machine evaluates them
+  # (`nix flake check`, kernels-community's matrix).
+  perObject = v: !nativeOnly && v.kind != "noarch" && v.toolchain.available && isPinned v.toolchain && !depsOf.${v.backend}.hasRust;
   # The pinned toolchain's steps import the driver's package bytecode-compiled; the host
   # toolchain's Python may be another version, so it gets the sources.
   compiledPython = import ./compiled-python.nix { inherit system; inherit (context) pythonSrc; };
