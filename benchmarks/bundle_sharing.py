@@ -16,7 +16,7 @@
    `philox_unpack.cuh`), and `flash_api.cpp`, which includes torch. Expected: 73 + 3 (one
    `flash_api.cpp` per torch version), not 3 x 74.
 
-    .venv/bin/python benchmarks/bundle_sharing.py [--no-flash] [--jobs N]
+    .venv/bin/python benchmarks/bundle_sharing.py [--no-flash | --flash-only] [--jobs N]
 """
 
 from __future__ import annotations
@@ -130,14 +130,14 @@ def flash_like(root: Path, builder_dir: Path, units: int = 73) -> Path:
         "csrc/philox_unpack.cuh": "#pragma once\n#include <cuda.h>\n#include <cstdint>\n",
         "csrc/flash.h": '#pragma once\n#include <cuda.h>\n#include "namespace_config.h"\n#include "philox_unpack.cuh"\n'
                         "namespace FLASH_NAMESPACE {\nstruct Flash_fwd_params { void *q; int h; };\n"
-                        "template <int D> void run_mha_fwd(Flash_fwd_params &p, cudaStream_t s);\n}\n",
+                        "template <int D> void run_mha_fwd(Flash_fwd_params &p, CUstream s);\n}\n",
     }
     names = []
     for k in range(units):
         rel = f"csrc/flash_fwd_hdim{32 * (1 + k % 8)}_{k:02d}_sm80.cu"
         names.append(rel)
         files[rel] = ('#include "flash.h"\n\nnamespace FLASH_NAMESPACE {\n'
-                      f"template <> void run_mha_fwd<{k}>(Flash_fwd_params &p, cudaStream_t s) {{ (void)p; (void)s; }}\n}}\n")
+                      f"template <> void run_mha_fwd<{k}>(Flash_fwd_params &p, CUstream s) {{ (void)p; (void)s; }}\n}}\n")
     files["torch-ext/torch_binding.cpp"] = _BINDING.format(declarations='#include "../csrc/flash.h"', calls="  (void)p; (void)n;")
     files["build.toml"] = _TOML.format(name="flash", sources=", ".join(f'"{n}"' for n in ["csrc/flash.h", "csrc/namespace_config.h",
                                                                                       "csrc/philox_unpack.cuh", *names]))
@@ -172,6 +172,7 @@ def flash_count(tmp: Path, builder_dir: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--no-flash", action="store_true", help="skip the dry-run count of the flash-attn2-like kernel")
+    parser.add_argument("--flash-only", action="store_true", help="only the dry-run count (no ratio line)")
     parser.add_argument("--jobs", type=int, default=1, help="nix build -j (default 1)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="kb-bundle-") as tmp_name:
@@ -179,6 +180,8 @@ def main() -> None:
         builder_dir = builder(tmp)
         if not args.no_flash:
             flash_count(tmp, builder_dir)
+        if args.flash_only:
+            return
         kernel = heavy_kernel(tmp / "bundle", builder_dir)
         first, built = timed(kernel, (FIRST,), args.jobs)
         objects = [n for n in built if n.startswith("0-obj-")]
