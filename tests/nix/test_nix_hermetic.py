@@ -122,7 +122,8 @@ def test_store_paths_match_nix_for_flat_and_recursive_hashes() -> None:
 def test_lock_lists_every_artifact_with_hash_and_public_url() -> None:
     lock = load_lock()
     assert set(lock.build_sets) == {
-        "torch2.12-cpu", "torch2.12-cuda13.0", "torch2.13-cpu", "torch2.13-cuda13.0", "torch2.14-cpu", "torch2.14-cuda13.0"
+        "torch2.12-cpu", "torch2.12-cuda13.0", "torch2.13-cpu", "torch2.13-cuda13.0", "torch2.14-cpu", "torch2.14-cuda13.0",
+        "torch2.15-cpu", "torch2.15-cuda13.2",
     }
     kinds = {a.kind for a in lock.artifacts.values()}
     assert kinds == {"deb", "wheel"}
@@ -138,6 +139,11 @@ def test_lock_lists_every_artifact_with_hash_and_public_url() -> None:
         names = {a.name for a in artifacts}
         assert {"torch", "triton", "nvidia-cuda-nvcc", "nvidia-cuda-crt", "nvidia-cuda-cccl", "nvidia-nvvm", "cmake", "ninja"} <= names
         assert lock.requests["cuda"][env] == "13.0"
+    # torch 2.15 is PyPI's CUDA 13.2 build, compiled with the CUDA 13.2 compiler wheels
+    artifacts = [lock.artifacts[k] for k in lock.groups["env:torch2.15"]]
+    assert [a.version for a in artifacts if a.name == "torch"] == ["2.15.0"]
+    assert {a.version for a in artifacts if a.name == "nvidia-cuda-nvcc"} == {"13.2.86"}
+    assert lock.requests["cuda"]["torch2.15"] == "13.2"
     # shared wheels are one artifact (one store path), listed by every environment that uses it
     shared = set(lock.groups["env:torch2.12"]) & set(lock.groups["env:torch2.13"]) & set(lock.groups["env:torch2.14"])
     assert {lock.artifacts[k].name for k in shared} >= {"nvidia-cuda-nvcc", "nvidia-cublas", "numpy", "cmake"}
@@ -148,7 +154,8 @@ def test_fetch_is_idempotent(fetched: None) -> None:
     done = kernel_builder("toolchain", "fetch", "--json", env=env)
     report = json.loads(done.stdout)
     assert report["added"] == []
-    assert len(report["present"]) == len(load_lock().artifacts) + 1  # + the seed
+    # this machine's artifacts (not a native aarch64 host's), + the seed
+    assert len(report["present"]) == len(load_lock().artifacts_for()) + 1
 
 
 def test_fetch_refuses_a_corrupted_artifact(tmp_path: Path, fetched: None) -> None:
