@@ -142,7 +142,8 @@ def write_deps(
     data = {source: attrs.asdict(deps) for source, deps in sorted(found.items())}
     (out / DEPS).write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
     for deps in found.values():
-        what = ("exact, ops id" if deps.ops_id else "exact") if deps.exact else f"the plan's command: {deps.reason}"
+        # the reason's first line only: a compiler error is the object's to report (deps.json keeps it whole)
+        what = ("exact, ops id" if deps.ops_id else "exact") if deps.exact else f"the plan's command: {deps.reason.splitlines()[0][:200]}"
         print(f"kernel-builder: {deps.source}: {len(deps.kernel_files)} kernel file(s), "
               f"{len(deps.store_roots)} store path(s) ({what})", file=sys.stderr)
     return found
