@@ -87,9 +87,9 @@ def plain_nix(*args: str, cwd: Path, check: bool = True) -> subprocess.Completed
 
 
 def toolchain_pythons(kernel: Path) -> dict[str, str]:
-    """Variant -> the Python of its pinned environment (its torch, from the store)."""
+    """Bundle variant -> the Python of its pinned environment (its torch, from the store)."""
     table = json.loads(plain_nix("eval", "--json", "--no-write-lock-file", ".#legacyPackages.x86_64-linux.variantTable", cwd=kernel).stdout)
-    return {row["name"]: row["toolchainPython"] for row in table if row["buildable"]}
+    return {row["name"]: row["toolchainPython"] for row in table if row["buildable"] and row["bundle"]}
 
 
 @pytest.fixture(scope="module")
