@@ -246,6 +246,10 @@ def kind_of_name(drv: str, variants: Sequence[str]) -> tuple[str, str | None]:
 
 
 _ENV = re.compile(r'\("(step|unit)","((?:[^"\\]|\\.)*)"\)')
+# an object keyed by what it reads names its source only inside its unitJson attribute
+_UNIT_SOURCE = re.compile(r'\\"source\\":\\"((?:[^"\\]|\\\\.)*)\\"')
+# per-object.nix's steps that make the plan: the plan itself, each unit's deps, their merge
+_PLAN_STEPS = ("plan", "deps", "merge")
 
 
 def _drv_env(drv: str) -> dict[str, str]:
@@ -255,7 +259,10 @@ def _drv_env(drv: str) -> dict[str, str]:
         text = Path(drv).read_text(errors="replace")
     except OSError:
         return {}
-    return {key: value for key, value in _ENV.findall(text)}
+    env = {key: value for key, value in _ENV.findall(text)}
+    if "unit" not in env and (source := _UNIT_SOURCE.search(text)) is not None:
+        env["unit"] = source.group(1)
+    return env
 
 
 def describe(
@@ -272,14 +279,22 @@ def describe(
         kind, named = kind_of_name(drv, variants)
         env = env_of(drv)
         step = env.get("step")
-        if step in ("plan", "object", "link"):
+        if step in ("object", "link"):
             kind = step
+        elif step in _PLAN_STEPS:
+            kind = "plan"
         owners = tuple(v for v in variants if drv in closures.get(v, ()))
+        if not owners and step == "deps":  # built while Nix evaluates: in no closure, named <kernel>-<variant>-deps-<unit>
+            named = next((v for v in sorted(variants, key=len, reverse=True) if f"-{v}-deps-" in drv_name(drv)), named)
         if not owners and named is not None:
             owners = (named,)
         if kind == "object":
             unit = step_of(drv, variants)
             label = env.get("unit") or (unit.source if unit is not None else None) or drv_name(drv)
+        elif step == "deps":
+            label = f"deps {env.get('unit') or drv_name(drv)}"
+        elif step == "merge":
+            label = "deps (merged)"
         elif kind in ("plan", "link", "check", "tests") or (kind == "variant" and named is not None):
             label = kind if kind != "variant" else "assemble and check"
         else:
