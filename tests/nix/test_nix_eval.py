@@ -70,6 +70,11 @@ def test_buildable_variants_follow_the_recorded_toolchain(tmp_path: Path, state:
 def test_flake_check_passes_and_outputs_have_the_documented_shape(tmp_path: Path, state: Path) -> None:
     kernel = copy_kernel("relu", tmp_path / "relu", git=True)
     prepared = prepare_kernel_flake(kernel)
+    # Evaluation builds each variant's plan and deps steps (import from derivation, see
+    # docs/architecture.md); `--no-build` opens the store read-only, so they are built first
+    # by evaluating every variant's derivation path (cross-built ones too), as docs/nix.md says.
+    nix.eval_json(prepared.installable(f"legacyPackages.{SYSTEM}.redistributable"),
+                  flake_args=[*prepared.flake_args, "--apply", "vs: builtins.mapAttrs (n: v: (builtins.tryEval v.drvPath).value) vs"])
     nix.run_nix(["flake", "check", "--no-build", *prepared.flake_args, prepared.ref])
     shown = {
         output: nix.eval_json(
