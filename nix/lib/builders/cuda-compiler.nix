@@ -12,23 +12,8 @@
 { system }:
 let
   parts = import ../../toolchains/pinned/parts.nix { inherit system; };
-  inherit (parts) lock runtime;
-  # The same fixed-output derivation as parts.nix's for that artifact.
-  fetchArtifact = key:
-    let artifact = lock.artifacts.${key}; in
-    derivation {
-      name = key;
-      system = "builtin";
-      builder = "builtin:fetchurl";
-      inherit (artifact) url;
-      urls = [ artifact.url ];
-      outputHashMode = "flat";
-      outputHashAlgo = "sha256";
-      outputHash = artifact.sha256;
-      unpack = false;
-      executable = false;
-      preferLocalBuild = true;
-    };
+  # the same fixed-output derivations as the toolchain's, one store path per artifact
+  inherit (parts) lock runtime fetchArtifact;
   compiles = key: builtins.match "(nvidia_cuda_nvcc|nvidia_cuda_crt|nvidia_cuda_cccl|nvidia_cuda_runtime|nvidia_nvvm)-.*" key != null;
 in
 envName:

@@ -6,7 +6,7 @@
 # and its `<system>/<group>` groups: that machine's Debian packages and wheels, derivations
 # of that system, the same builder scripts with that machine's names (retarget.sh).
 #
-# Type: { system } -> { lock; native; seed; runtime; cc; ccLink; python; rust; driver; cli; envs; cudas; cross; checkPackages; testSite; wheelHeaders; importCheckPaths }
+# Type: { system } -> { lock; native; fetchArtifact; seed; runtime; cc; ccLink; python; rust; driver; cli; envs; cudas; cross; checkPackages; testSite; wheelHeaders; importCheckPaths }
 { system }:
 let
   # The schema this library reads; another one (a lock from a newer or older kernel-builder,
@@ -261,5 +261,5 @@ let
 
 in
 {
-  inherit lock native pinnedSets seed runtime cc ccLink python rust driver cli envs cudas cross checkPackages testSite wheelHeaders importCheckPaths;
+  inherit lock native fetchArtifact pinnedSets seed runtime cc ccLink python rust driver cli envs cudas cross checkPackages testSite wheelHeaders importCheckPaths;
 }
