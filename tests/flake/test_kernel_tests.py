@@ -146,6 +146,9 @@ def test_python_check_inputs_reach_the_tests(relu: Path, env: dict[str, str]) ->
         assert rows[0]["passed"] == 6
     finally:
         flake.write_text(original)
+        # the module-scoped kernel goes on without it: later runs (-k hostile) would collect
+        # it without einops and report its import failure
+        (relu / "tests" / "test_einops.py").unlink(missing_ok=True)
 
 
 def test_a_check_input_the_lock_lacks_is_refused_with_the_fix(tmp_path: Path, env: dict[str, str]) -> None:
