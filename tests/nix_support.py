@@ -12,6 +12,8 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import pytest
+
 import toolchains
 
 REPO = Path(__file__).resolve().parents[1]
@@ -85,6 +87,19 @@ def snapshot_builder(dest: Path) -> Path:
     shutil.copytree(REPO / "nix", dest / "nix", ignore=ignore)
     shutil.copytree(REPO / "python" / "kernel_builder", dest / "python" / "kernel_builder", ignore=ignore)
     return dest
+
+
+def snapshot_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The environment of a CLI run against a committed snapshot of this builder, with a
+    state directory of its own (and no PYTHONPATH, so the CLI imports the snapshot's)."""
+    builder = snapshot_builder(tmp_path_factory.mktemp("builder"))
+    environ = {
+        **os.environ,
+        "KERNEL_BUILDER_STATE_DIR": str(tmp_path_factory.mktemp("kb-state")),
+        "KERNEL_BUILDER_ROOT": str(builder),
+    }
+    environ.pop("PYTHONPATH", None)
+    return environ
 
 
 def salt_sources(kernel: Path) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from nix_support import copy_kernel, kernel_builder, snapshot_builder
+from nix_support import copy_kernel, kernel_builder, snapshot_env
 
 pytestmark = pytest.mark.slow
 
@@ -24,14 +24,7 @@ CPU213 = "torch213-cxx11-cpu-x86_64-linux"
 
 @pytest.fixture(scope="module")
 def env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    builder = snapshot_builder(tmp_path_factory.mktemp("builder"))
-    environ = {
-        **os.environ,
-        "KERNEL_BUILDER_STATE_DIR": str(tmp_path_factory.mktemp("kb-state")),
-        "KERNEL_BUILDER_ROOT": str(builder),
-    }
-    environ.pop("PYTHONPATH", None)
-    return environ
+    return snapshot_env(tmp_path_factory)
 
 
 @pytest.fixture(scope="module")
