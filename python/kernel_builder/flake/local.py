@@ -30,7 +30,7 @@ from kernel_builder.driver.variant import VariantResult, build_variant
 from kernel_builder.flake.kernel_source import kernel_files
 from kernel_builder.flake.selection import select_local_variants
 from kernel_builder.toolchain.state import writable_state_dir
-from kernel_builder.tree.layout import refuse_linked_tree
+from kernel_builder.tree.layout import refuse_linked_tree, remove_own_staging
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.host import Platform, host_platform
 from kernel_builder.variants.matrix import matrix
@@ -134,6 +134,7 @@ def build_local(
             for name in names
         ]
     except BaseException:
+        remove_own_staging(out)
         if created and out.is_dir() and not any(out.iterdir()):  # a failed first build leaves no empty build/
             out.rmdir()
         raise

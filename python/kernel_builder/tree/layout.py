@@ -46,6 +46,7 @@ __all__ = [
     "no_room_hint",
     "publish",
     "refuse_linked_tree",
+    "remove_own_staging",
     "remove_staging",
     "stale_staging",
     "stale_temporaries",
@@ -115,6 +116,22 @@ def stale_temporaries(variant_dir: str | os.PathLike[str]) -> list[Path]:
             if owner is None or not _alive(owner):
                 stale.append(path)
     return stale
+
+
+def remove_own_staging(build_dir: str | os.PathLike[str]) -> list[Path]:
+    """Remove the staging directories this process made under ``build_dir``.
+
+    A build that unwinds (SIGTERM, Ctrl-C) removes its staging directory itself, but a
+    signal can land between ``mkdtemp`` and the code that would remember the path; this
+    sweep by owner pid closes that window."""
+    root = Path(build_dir)
+    if not root.is_dir():
+        return []
+    mine = f".pid{os.getpid()}."
+    removed = [e for e in sorted(root.iterdir()) if _is_staging(e.name) and mine in e.name and e.is_dir() and not e.is_symlink()]
+    for path in removed:
+        shutil.rmtree(path, ignore_errors=True)
+    return removed
 
 
 def clean_stale_temporaries(variant_dir: str | os.PathLike[str]) -> list[Path]:
