@@ -14,7 +14,7 @@ sys.path[:0] = [str(REPO / "tests"), str(REPO / "python")]
 from many_kernel import CPU_VARIANT, write_many  # noqa: E402
 from nix_support import snapshot_builder  # noqa: E402
 
-from kernel_builder.flake import nix  # noqa: E402
+from kernel_builder import nix  # noqa: E402
 
 SYSTEM = "x86_64-linux"
 _BUILDING = re.compile(r"building '/nix/store/[a-z0-9]{32}-([^']+)\.drv'")

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from _per_object_bench import _FLAKE, builder
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 
 SYSTEM = "x86_64-linux"
 FIRST = "torch213-cxx11-cu130-x86_64-linux"

@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO / "tests"), str(REPO / "python")]
 from nix_support import FLAKE, commit_all, salt_sources, snapshot_builder  # noqa: E402
 
-from kernel_builder.flake import nix  # noqa: E402
+from kernel_builder import nix  # noqa: E402
 
 VARIANT = "torch213-cxx11-cpu-x86_64-linux"
 ROUNDS = 3
@@ -70,7 +70,7 @@ def main() -> None:
         run([CLI, "cache", "push", str(kernel), "--to", cache, "--secret-key", str(root / "keys" / "bench-1.sec"),
              "--variant", VARIANT], env)
         key = (root / "keys" / "bench-1.pub").read_text().strip()
-        from kernel_builder.toolchain.state import state_dir
+        from kernel_builder.state import state_dir
 
         gcroots = state_dir() / "gcroots" / kernel.as_posix().strip("/").replace("/", "_")
         plain = nix.nix_env(env, sandbox=True)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from _per_object_bench import SYSTEM, _BUILDING, builder, many
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from many_kernel import CPU_VARIANT, source_name
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from _per_object_bench import SYSTEM, builder, many, salt
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from many_kernel import CPU_VARIANT
 from remote_support import LoopbackRemote, several, start_remote
 

@@ -66,7 +66,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO / "tests")]
 from nix_support import FLAKE, snapshot_builder  # noqa: E402
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 
 VARIANTS = ("torch213-cxx11-cpu-x86_64-linux", "torch214-cxx11-cpu-x86_64-linux")

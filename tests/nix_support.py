@@ -132,7 +132,7 @@ _WILL_BUILD = re.compile(r"derivations? will be built:\n((?:  /nix/store/\S+\n?)
 
 def dry_run(installables: list[str], *, flake_args: tuple[str, ...] | list[str] = (), cwd: str | None = None) -> list[str]:
     """The derivations ``nix build --dry-run`` says it would build (empty: all up to date)."""
-    from kernel_builder.flake.nix import run_nix
+    from kernel_builder.nix import run_nix
 
     done = run_nix(["build", "--dry-run", "--no-link", *flake_args, *installables], cwd=cwd)
     match = _WILL_BUILD.search(done.stderr)

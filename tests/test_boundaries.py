@@ -3,8 +3,12 @@
 ``variants/`` is the pure knowledge of names, build sets and compatibility; ``tree/`` what
 a built tree is; ``driver/`` what runs inside a variant derivation. A variant derivation
 ships those (and ``config/``, ``data/``, the core modules) by directory, so none of them may
-reach into the front end (``flake/``, ``toolchain/``, ``hub/``, ``loader/``, ``layers/``,
-``cli/``): an edit there must rebuild no variant.
+reach into the front end (``nix/``, ``toolchain/``, ``hub/``, ``loader/``, ``layers/``,
+``flake/``, ``pyproject/``, ``cli/``): an edit there must rebuild no variant.
+
+The front end is layered too, in ``LAYERS`` order: each layer imports only the layers
+before it, so there is no circle and no arrow back up (``nix/`` runs nix for everyone above
+it and imports only core; ``hub/`` publishes, ``loader/`` consumes what ``hub/`` fetches).
 """
 
 from __future__ import annotations
@@ -26,14 +30,13 @@ from boundaries import (
     module_name,
 )
 
-# layer -> the layers it may import (besides itself)
-ALLOWED = {
-    "core": {"core"},
-    "config": {"core"},
-    "variants": {"core", "config"},
-    "tree": {"core", "config", "variants"},
-    "driver": {"core", "config", "variants", "tree"},
-}
+# Every layer, lowest first; the first five are what a variant derivation ships.
+LAYERS = (
+    "core", "config", "variants", "tree", "driver",
+    "nix", "toolchain", "hub", "loader", "layers", "flake", "pyproject", "cli",
+)
+# layer -> the layers it may import (besides itself): those before it
+ALLOWED = {name: set(LAYERS[:i]) for i, name in enumerate(LAYERS)}
 
 
 def _modules() -> list[str]:
@@ -52,7 +55,7 @@ def test_lower_layers_import_nothing_above_them(module: str) -> None:
 
 def test_the_rule_sees_an_upward_import(tmp_path) -> None:
     source = tmp_path / "m.py"
-    source.write_text("def f():\n    from kernel_builder.flake.nix import build  # lazy: x\n")
+    source.write_text("def f():\n    from kernel_builder.flake.flake_build import build_variants  # lazy: x\n")
     assert {layer(n) for n in imports_of(source)} == {"flake"}
 
 
@@ -91,6 +94,13 @@ def test_the_closure_follows_imports_into_core_modules() -> None:
 
 def test_the_layers_cover_the_package() -> None:
     """Every sub-package is a layer this file knows (a new one must be placed on purpose)."""
-    front = {"flake", "toolchain", "hub", "loader", "layers", "cli", "pyproject", "_flake"}
     packages = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__" and not p.name.endswith("egg-info")}
-    assert packages <= set(ALLOWED) | front | {"data"}, packages - set(ALLOWED) - front
+    assert packages <= set(LAYERS) | {"data", "_flake"}, packages - set(LAYERS)
+
+
+def test_the_front_end_rule_sees_a_circle(tmp_path) -> None:
+    """hub/ importing loader/ (it once did, for the signature bundle's name) breaks the order."""
+    source = tmp_path / "m.py"
+    source.write_text("from kernel_builder.loader.signature import verify_signature\n")
+    found = {layer(n) for n in imports_of(source)}
+    assert found == {"loader"} and not found <= ALLOWED["hub"]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kernel_builder.toolchain.host.discover import build_set_key, load_toolchains
-from kernel_builder.toolchain.state import state_dir
+from kernel_builder.state import state_dir
 
 ENV_VAR = "KERNEL_BUILDER_TORCH214_PYTHON"
 

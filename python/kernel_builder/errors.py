@@ -14,6 +14,7 @@ __all__ = [
     "BuildError",
     "NixError",
     "HubError",
+    "InvalidRequest",
     "LoadError",
     "CheckError",
 ]
@@ -69,3 +70,9 @@ class LoadError(KernelBuilderError):
     """A kernel could not be resolved, downloaded, verified or imported."""
 
     exit_code = 7
+
+
+class InvalidRequest(LoadError, ValueError):
+    """Arguments that cannot work: both version and revision, unknown version, bad backend,
+    a malformed trusted-signer entry (here, not in ``loader/``, because publishing reads the
+    signer rules too)."""

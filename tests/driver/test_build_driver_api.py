@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from kernel_builder.driver import generate
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from nix_support import snapshot_builder
 
 

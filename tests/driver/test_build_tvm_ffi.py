@@ -20,7 +20,7 @@ import pytest
 from kernel_builder.config import load
 from kernel_builder.driver import generate, tvm_ffi
 from kernel_builder.errors import BuildError
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import matrix
 from nix_support import EXAMPLES, PYTHON, copy_kernel, kernel_builder

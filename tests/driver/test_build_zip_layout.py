@@ -230,7 +230,7 @@ def test_a_tvm_ffi_kernel_in_the_zip_layout_finds_its_library_beside_the_archive
     it runs from <id>.zip; kernels 0.19.1 loads and runs it."""
     import os
 
-    from kernel_builder.flake import nix
+    from kernel_builder import nix
     from nix_support import REPO
 
     expr = f'(import {REPO}/nix/toolchains/pinned/parts.nix {{ system = "x86_64-linux"; }}).importCheckPaths."tvm-ffi"'

@@ -23,7 +23,7 @@ from kernel_builder.config.model import Language
 from kernel_builder.config.problems import BuildTomlError
 from kernel_builder.driver import rust
 from kernel_builder.errors import BuildError
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import matrix
 from nix_support import EXAMPLES, PYTHON, copy_kernel, kernel_builder

@@ -13,7 +13,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.driver.ops_id import unique_id
 from kernel_builder.flake.selection import default_jobs, select_variants
 from kernel_builder.errors import ConfigError, NixError

@@ -1,9 +1,9 @@
-"""A per-object build's plan, objects and link belong to their variant's row (flake/nix.py
+"""A per-object build's plan, objects and link belong to their variant's row (nix/builds.py
 ``part_owner``): their failures fail it, their log lines are its log."""
 
 from __future__ import annotations
 
-from kernel_builder.flake.nix import part_owner, target_of
+from kernel_builder.nix import part_owner, target_of
 
 KEYS = ["torch213-cxx11-cpu-x86_64-linux", "torch213-cxx11-cu130-x86_64-linux"]
 CPU = KEYS[0]

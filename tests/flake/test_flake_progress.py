@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder.flake import flake_build, nix
+from kernel_builder import nix
+from kernel_builder.flake import flake_build
 from kernel_builder.flake.flake_build import RowStatus, VariantRow
 
 DERIVATIONS = """

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.flake.cache import CacheCheck, cache_url, check_cache, key_files, read_public_key, refusal
 from kernel_builder.errors import ConfigError
 from nix_support import PYTHON, REPO, commit_all, copy_kernel, kernel_builder, run_with_kernels
@@ -152,7 +152,7 @@ def out_path(drv: str) -> str:
 def forget_locally(kernel: Path, path: str) -> None:
     """Drop kernel-builder's GC roots of KERNEL and delete PATH from this store."""
     from kernel_builder.flake.flake_build import gcroot_dir_name
-    from kernel_builder.toolchain.state import state_dir
+    from kernel_builder.state import state_dir
 
     for link in (state_dir() / "gcroots" / gcroot_dir_name(kernel)).glob("result*"):
         link.unlink()

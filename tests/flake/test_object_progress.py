@@ -13,9 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder.flake import flake_build, nix
+from kernel_builder import nix
+from kernel_builder.flake import flake_build
 from kernel_builder.flake.flake_build import RowStatus, VariantRow
-from kernel_builder.flake.object_progress import ObjectCounts, Step, Unit, step_of
+from kernel_builder.flake.object_progress import ObjectCounts
+from kernel_builder.nix.steps import Step, Unit, step_of
 
 CPU = "torch213-cxx11-cpu-x86_64-linux"
 CPU_SHORT = "torch-cpu"
@@ -147,7 +149,7 @@ def _replay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stream: Stream, row
     shim.write_text(f"#!/bin/sh\ncat {recorded} >&2\necho '[]'\nexit {code}\n")
     shim.chmod(0o755)
     monkeypatch.setenv("PATH", f"{shim.parent}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.setattr(nix, "nix_executable", lambda: str(shim))
+    monkeypatch.setattr(nix.runner, "nix_executable", lambda: str(shim))  # what nix_argv calls
     recorder = Recorder()
     asked: list[str] = []
 

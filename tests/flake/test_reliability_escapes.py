@@ -9,7 +9,7 @@ import json
 import re
 from pathlib import Path
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.flake.kernel_tests import parse_outcome
 
 # clear the screen, set the window title, a hyperlink, move the cursor, ring the bell, a

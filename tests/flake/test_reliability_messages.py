@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from kernel_builder.errors import NixError
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from nix_support import copy_kernel
 
 PUBLIC = "team-1:" + "A" * 43 + "="
@@ -55,7 +55,7 @@ def test_no_local_jobs_without_builders_says_so(kernel: Path, tmp_path: Path) ->
     assert "-j 0 allows no build on this machine, and neither --builders nor --cache was given" in done.stderr
     assert "unable to start any build" not in done.stderr
     # -j 0 with a cache is how a client fetches and builds nothing (test_flake_scaleout)
-    from kernel_builder.flake.nix import check_builders  # lazy: test-only
+    from kernel_builder.nix import check_builders  # lazy: test-only
 
     check_builders(None, 0, caches=True)
 

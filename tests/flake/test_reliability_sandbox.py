@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.toolchain.pinned.lockfile import load_lock
 from nix_support import copy_kernel, environ_set, snapshot_builder

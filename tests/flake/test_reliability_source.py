@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kernel_builder.errors import ConfigError, NixError
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.flake.kernel_source import is_secret_key
 from nix_support import FLAKE, commit_all, copy_kernel

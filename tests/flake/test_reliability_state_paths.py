@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder.flake.nix import flake_path
+from kernel_builder.nix import flake_path
 from nix_support import REPO, copy_kernel, snapshot_builder
 
 CPU213 = "torch213-cxx11-cpu-x86_64-linux"

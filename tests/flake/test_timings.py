@@ -20,7 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder.flake import nix, timings, timings_page
+from kernel_builder import nix
+from kernel_builder.flake import timings, timings_page
 from kernel_builder.flake.timings import Part, Record, Recorder, Span
 
 DATA = json.loads((Path(__file__).parent / "data" / "timings_relu_cpu_j2.json").read_text())

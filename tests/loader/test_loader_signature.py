@@ -25,7 +25,7 @@ from kernel_builder.loader import signature
 from kernel_builder.loader.cache import cache_root
 from kernel_builder.loader.errors import IntegrityError, InvalidRequest
 from kernel_builder.loader.signature import SignatureError, verify_signature
-from kernel_builder.loader.signers import BUILTIN_SIGNERS, parse_signer, signers_for
+from kernel_builder.signers import BUILTIN_SIGNERS, parse_signer, signers_for
 from kernel_builder.tree.digest import compute_digest
 from kernel_builder.tree.metadata import Metadata
 from kernel_builder.variants.system import detect_system

@@ -18,7 +18,7 @@ from pathlib import Path
 import kernel_abi_check
 import pytest
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from nix_support import HOST_PATH, REPO, commit_all, copy_kernel
 
 pytestmark = pytest.mark.slow

@@ -15,7 +15,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.flake.kernel_source import lock_for_copy
 from kernel_builder.toolchain.pinned import clients

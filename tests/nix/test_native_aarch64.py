@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 
 from kernel_builder.errors import ConfigError
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.toolchain.pinned.lockfile import host_group, load_lock
 from nix_support import REPO, copy_kernel, snapshot_builder
 

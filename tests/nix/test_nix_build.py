@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from nix_support import (
     PINNED_RELU, PINNED_RELU_BUILT, PINNED_RELU_CPU, PINNED_RELU_CUDA, PYTHON, copy_kernel, dry_run, environ_set, kernel_builder, make_dirty,

@@ -18,7 +18,7 @@ from packaging.version import Version
 
 from kernel_builder.cli.init import INIT_BACKENDS, scaffold_files
 from kernel_builder.config import load, loads
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import variant_for
 from nix_support import commit_all, flake_variants, kernel_builder, snapshot_builder

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from many_kernel import CPU_VARIANT, UNITS, source_name, write_many
 from nix_support import snapshot_builder
 

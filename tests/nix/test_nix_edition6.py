@@ -13,7 +13,7 @@ import pytest
 
 from kernel_builder.config import load, loads
 from kernel_builder.config.model import Language
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.variants.buildsets import build_sets_path, load_build_sets
 from kernel_builder.variants.matrix import matrix

@@ -10,7 +10,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.config import load
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.toolchain.host.record import ToolchainsRecord

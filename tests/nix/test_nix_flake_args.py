@@ -14,9 +14,9 @@ import pytest
 
 from kernel_builder.config import load
 from kernel_builder.errors import NixError
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
-from kernel_builder.flake.object_progress import step_of
+from kernel_builder.nix.steps import step_of
 from kernel_builder.variants.buildsets import load_build_sets
 from nix_support import copy_kernel, environ_set, flake_variants, snapshot_builder
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import kernel_abi_check
 import pytest
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.toolchain.pinned.lockfile import fixed_output_path, load_lock
 from nix_support import (
     HOST_PATH, PINNED_RELU, PINNED_RELU_BUILT, PINNED_RELU_CPU, PINNED_RELU_CROSS_CPU, PINNED_RELU_CUDA, PYTHON, REPO, commit_all, copy_kernel,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.cli.init import DEFAULT_BUILDER_URL, INIT_BACKENDS, scaffold_files
 from kernel_builder.config import load, loads
 from kernel_builder.errors import ConfigError

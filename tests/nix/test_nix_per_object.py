@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kernel_builder.errors import KernelBuilderError
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from many_kernel import CPU_VARIANT, UNITS, expected_factor, header_text, source_name, write_many
 from nix_support import run_with_kernels, snapshot_builder
 

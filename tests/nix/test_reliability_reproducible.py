@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from nix_support import copy_kernel, kernel_builder
 

@@ -138,7 +138,7 @@ def test_the_environments_install_their_wheels_for_exactly_the_locked_platform_t
     """parts.nix hands pip --target the platform tags of the wheels the lock pinned (the
     lock chose them by pip_platform_args' rule), so every locked wheel installs: nccl's
     aarch64 wheels are manylinux_2_18, a tag a fixed list had left out."""
-    from kernel_builder.flake import nix
+    from kernel_builder import nix
 
     lock = load_lock(LOCK)
     parts = REPO / "nix" / "toolchains" / "pinned" / "parts.nix"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.toolchain.pinned.lockfile import load_lock
 
 REPO = Path(__file__).resolve().parents[2]

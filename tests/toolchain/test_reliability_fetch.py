@@ -20,7 +20,7 @@ from pathlib import Path
 
 from filelock import FileLock
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.toolchain.pinned.lockfile import load_lock
 from kernel_builder.toolchain.pinned.roots import lock_digest, register_roots
 from nix_support import REPO

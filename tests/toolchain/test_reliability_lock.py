@@ -19,7 +19,7 @@ from typing import Any, Callable
 import pytest
 
 from kernel_builder.errors import ConfigError, NixError
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.toolchain.pinned.lockfile import load_lock
 from nix_support import FLAKE, REPO, copy_kernel, snapshot_builder
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.toolchain.pinned.lockfile import fixed_output_path, load_lock, store_name
 from nix_support import EXAMPLES, commit_all, kernel_builder, snapshot_builder
 

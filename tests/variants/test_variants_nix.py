@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kernel_builder.config import load, loads
-from kernel_builder.flake.nix import nix_env
+from kernel_builder.nix import nix_env
 from kernel_builder.variants.buildsets import build_sets_path, load_build_sets
 from kernel_builder.variants.matrix import matrix
 from matrix_corpus import corpus

@@ -78,7 +78,7 @@ def push_cmd(directory: Path, url: str, secret_key: Path, variants: tuple[str, .
       kernel-builder cache push . --to /srv/cache --secret-key keys/team-cache-1.sec --variant torch213-cxx11-cpu-x86_64-linux
       kernel-builder cache push . --to /srv/cache --secret-key keys/team-cache-1.sec --objects
     """
-    from kernel_builder.flake import nix  # lazy: the nix driver and flake modules are cache-only
+    from kernel_builder import nix  # lazy: the nix driver and flake modules are cache-only
     from kernel_builder.flake.cache import cache_url, secret_key_name  # lazy: as nix
     from kernel_builder.config import load  # lazy: as nix
     from kernel_builder.flake.flake_build import open_kernel_flake  # lazy: as nix
@@ -121,7 +121,7 @@ def push_cmd(directory: Path, url: str, secret_key: Path, variants: tuple[str, .
 def _held_parts(drvs: list[str], variants: list[str]) -> list[str]:
     """Outputs of the variants' plans, objects and links that this store holds (a variant
     fetched from a cache, or built monolithically, has none here; nothing to push then)."""
-    from kernel_builder.flake import nix  # lazy: as in push
+    from kernel_builder import nix  # lazy: as in push
 
     outputs = nix.derivation_outputs(nix.per_object_parts(drvs, variants))
     absent = set(nix.invalid_paths(outputs))

@@ -22,7 +22,8 @@ __all__ = ["devshell", "testshell"]
 
 def _shell(directory: Path, variant: str | None, kind: str, command: str | None) -> None:
     from kernel_builder.config import load  # lazy: config reader and nix are not needed for --help
-    from kernel_builder.flake import flake_build, nix  # lazy: as load
+    from kernel_builder import nix
+    from kernel_builder.flake import flake_build  # lazy: as load
     from kernel_builder.flake.selection import select_variants  # lazy: as load
     from kernel_builder.variants.buildsets import current_system  # lazy: as load
 

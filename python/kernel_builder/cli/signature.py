@@ -118,7 +118,7 @@ def verify_signature_cmd(
     """
     from kernel_builder.hub.download import is_offline  # lazy: the loader is for a check, not for --help
     from kernel_builder.loader.signature import BUNDLE_NAME, METADATA_MISSING, UNSIGNED, verify_signature  # lazy: as above
-    from kernel_builder.loader.signers import signers_for  # lazy: as above
+    from kernel_builder.signers import signers_for  # lazy: as above
 
     if version_arg is not None and version is not None and version_arg != version:
         raise click.UsageError(f"VERSION {version_arg} and --version {version} disagree")

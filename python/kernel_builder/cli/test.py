@@ -56,7 +56,8 @@ def test(
       kernel-builder test . --variant torch214-cxx11-cpu-x86_64-linux -k dtype
     """
     from kernel_builder.config import load  # lazy: config reader and nix are not needed for --help
-    from kernel_builder.flake import flake_build, kernel_tests, nix  # lazy: as load
+    from kernel_builder import nix
+    from kernel_builder.flake import flake_build, kernel_tests  # lazy: as load
     from kernel_builder.flake.selection import default_jobs, select_variants  # lazy: as load
     from kernel_builder.variants.buildsets import current_system  # lazy: as load
 

@@ -54,7 +54,7 @@ def fetch_cmd(build_sets: tuple[str, ...], system: str | None, as_json: bool) ->
     """
     from kernel_builder.toolchain.pinned.fetch import fetch  # lazy: for the work, not for --help
     from kernel_builder.toolchain.pinned.lockfile import load_lock  # lazy: as above
-    from kernel_builder.toolchain.state import writable_state_dir  # lazy: as above
+    from kernel_builder.state import writable_state_dir  # lazy: as above
 
     writable_state_dir()  # temporary downloads and the fetch lock live there
     from kernel_builder.variants.buildsets import current_system  # lazy: as above

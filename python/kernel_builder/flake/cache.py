@@ -17,7 +17,7 @@ from pathlib import Path
 import attrs
 
 from kernel_builder import _files
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.flake.narinfo import missing_nar, refusal_reason
 from kernel_builder.errors import BuildError, ConfigError
 

@@ -15,7 +15,7 @@ so that is after they passed), ``failed`` when Nix says so. Its time is the buil
 from that first line to the end.
 
 A variant built object by object (a plan, one derivation per translation unit, a link;
-``object_progress.step_of`` knows their names) is ``building`` from its first object on,
+``nix.steps.step_of`` knows their names) is ``building`` from its first object on,
 and its row's ``phase`` says how far: ``compiling k/n`` (n: the objects this run builds,
 asked of the store when the first one starts), ``linking``, then none while the variant
 itself is assembled and checked. A failed object fails its variant, with that object's log.
@@ -37,16 +37,17 @@ from typing import Protocol
 import attrs
 
 from kernel_builder._files import write_atomic
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.flake.cache import query_caches, refusal
 from kernel_builder.errors import BuildError, KernelBuilderError
 from kernel_builder.tree.layout import hash_variants, install_variant, tree_size
 from kernel_builder.flake.kernel_flake import PreparedFlake, prepare_kernel_flake
-from kernel_builder.flake.object_progress import ObjectCounts, Step, Unit, step_of
+from kernel_builder.flake.object_progress import ObjectCounts
+from kernel_builder.nix.steps import Step, Unit, step_of
 from kernel_builder.flake.variant_table import Provider, VariantEntry, parse_table
 from kernel_builder.toolchain.pinned.availability import why_not_pinned
 from kernel_builder.toolchain.pinned.store import ensure_fetched, record_pythons
-from kernel_builder.toolchain.state import state_dir
+from kernel_builder.state import state_dir
 from kernel_builder.variants.buildsets import current_system
 
 __all__ = [

@@ -29,13 +29,13 @@ from kernel_builder.tree.layout import refuse_linked_tree
 from kernel_builder._files import content_dir, unwritable
 from kernel_builder.errors import BuildError, ConfigError, KernelBuilderError, NixError
 from kernel_builder.flake.kernel_source import prepare_kernel_source
-from kernel_builder.flake.nix import flake_path
+from kernel_builder.nix import flake_path
 from kernel_builder.identity import KernelIdentity, kernel_identity
 from kernel_builder.flake.kernel_deps import stage_for_build
 from kernel_builder.toolchain.host.discover import discover, is_stale, load_toolchains, toolchains_path, write_toolchains
 from kernel_builder.toolchain.host.record import ToolchainsRecord, to_json
 from kernel_builder.toolchain.pinned.lockfile import load_lock
-from kernel_builder.toolchain.state import state_dir, writable_state_dir
+from kernel_builder.state import state_dir, writable_state_dir
 
 __all__ = [
     "PreparedFlake",

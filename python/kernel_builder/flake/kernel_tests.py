@@ -20,7 +20,7 @@ from pathlib import Path
 import attrs
 
 from kernel_builder.errors import BuildError, ConfigError
-from kernel_builder.flake import nix
+from kernel_builder import nix
 from kernel_builder.flake.failure import explain
 from kernel_builder.flake.flake_build import KernelFlake
 from kernel_builder.flake.variant_table import Provider

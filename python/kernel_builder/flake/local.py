@@ -29,7 +29,7 @@ from kernel_builder.pyenv import Toolchain, probe_toolchain
 from kernel_builder.driver.variant import VariantResult, build_variant
 from kernel_builder.flake.kernel_source import kernel_files
 from kernel_builder.flake.selection import select_local_variants
-from kernel_builder.toolchain.state import writable_state_dir
+from kernel_builder.state import writable_state_dir
 from kernel_builder.tree.layout import refuse_linked_tree, remove_own_staging
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.host import Platform, host_platform

@@ -28,8 +28,8 @@ from pathlib import Path
 import attrs
 
 from kernel_builder.errors import KernelBuilderError
-from kernel_builder.flake import nix
-from kernel_builder.flake.object_progress import Step, step_of
+from kernel_builder import nix
+from kernel_builder.nix.steps import Step, step_of
 
 __all__ = [
     "KINDS", "Bar", "Group", "Layout", "Part", "Record", "Recorder", "Span", "describe", "kind_of_name", "layout",
@@ -228,7 +228,7 @@ def drv_name(drv: str) -> str:
 
 def kind_of_name(drv: str, variants: Sequence[str]) -> tuple[str, str | None]:
     """(kind, variant) from the derivation's name alone: the naming rules of nix/lib/builders
-    (``object_progress.step_of`` for plan, object and link; ``<kernel>-<variant>`` is the
+    (``nix.steps.step_of`` for plan, object and link; ``<kernel>-<variant>`` is the
     variant; ``-check``, ``-tests``, ``-tests-check`` and ``-ci-test`` after the variant's
     name are its checks and tests). Anything else is ``other``."""
     unit = step_of(drv, variants)

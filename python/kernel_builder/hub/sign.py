@@ -25,8 +25,7 @@ import attrs
 
 from kernel_builder._files import write_atomic
 from kernel_builder.errors import HubError
-from kernel_builder.loader.signature import BUNDLE_NAME
-from kernel_builder.loader.signers import SignerClaims, certificate_claims, trust_config_path
+from kernel_builder.signers import BUNDLE_NAME, SignerClaims, certificate_claims, trust_config_path
 
 __all__ = ["SigningError", "SignedVariants", "sign_variants", "TOKEN_ENV"]
 

@@ -69,7 +69,7 @@ from kernel_builder.hub.tree import (
     read_tree,
     render_tree_card,
 )
-from kernel_builder.loader.signature import BUNDLE_NAME
+from kernel_builder.signers import BUNDLE_NAME
 from kernel_builder.tree.checks import check_tree
 
 __all__ = [

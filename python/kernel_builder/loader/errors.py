@@ -12,7 +12,7 @@ both use it, so both say the same.
 
 from __future__ import annotations
 
-from kernel_builder.errors import LoadError
+from kernel_builder.errors import InvalidRequest, LoadError  # InvalidRequest: core's, named here too
 
 __all__ = [
     "KernelNotFound", "InvalidRequest", "InvalidMetadata", "MissingDependency", "IntegrityError", "KernelConflict",
@@ -22,10 +22,6 @@ __all__ = [
 
 class KernelNotFound(LoadError, FileNotFoundError):
     """No loadable variant, snapshot or path."""
-
-
-class InvalidRequest(LoadError, ValueError):
-    """Arguments that cannot work: both version and revision, unknown version, bad backend."""
 
 
 class InvalidMetadata(LoadError, ValueError):

@@ -39,7 +39,8 @@ import attrs
 from kernel_builder._files import write_atomic
 from kernel_builder.loader.cache import cache_root
 from kernel_builder.loader.errors import IntegrityError
-from kernel_builder.loader.signers import (
+from kernel_builder.signers import (
+    BUNDLE_NAME,
     SignerClaims,
     TrustedSigner,
     accepted_by,
@@ -61,7 +62,6 @@ __all__ = [
 
 log = logging.getLogger("kernel_builder.loader")
 
-BUNDLE_NAME = "metadata.json.sigstore"
 REQUIRE_ENV = "KERNEL_BUILDER_REQUIRE_SIGNATURE"
 
 VERIFIED = "verified"

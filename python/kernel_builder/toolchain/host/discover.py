@@ -34,7 +34,7 @@ from kernel_builder.toolchain.host.record import (
     from_json,
     to_json,
 )
-from kernel_builder.toolchain.state import state_dir
+from kernel_builder.state import state_dir
 from kernel_builder.variants.buildsets import build_set_key
 from kernel_builder.variants.host import host_platform
 from kernel_builder.variants.names import Kind, try_parse

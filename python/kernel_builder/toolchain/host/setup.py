@@ -29,7 +29,7 @@ from filelock import FileLock
 from kernel_builder.errors import BuildError, ConfigError
 from kernel_builder.toolchain.host.discover import Environment, probe_environment
 from kernel_builder.toolchain.pinned.lockrequests import torch_environments
-from kernel_builder.toolchain.state import state_dir
+from kernel_builder.state import state_dir
 
 __all__ = ["EnvSpec", "default_envs", "plan", "create_env"]
 

@@ -28,11 +28,11 @@ from filelock import FileLock, Timeout
 
 from kernel_builder import _children
 from kernel_builder.errors import ConfigError, NixError
-from kernel_builder.flake.nix import invalid_paths, nix_argv, nix_env, run_nix, shell_command
+from kernel_builder.nix import invalid_paths, nix_argv, nix_env, run_nix, shell_command
 from kernel_builder.toolchain.pinned.clients import apt_arch_args, extract_seed, nar_sha256, pip_env, pip_platform_args, run_tool, wheel_machine
 from kernel_builder.toolchain.pinned.lockfile import Artifact, Seed, ToolchainLock
 from kernel_builder.toolchain.pinned.roots import register_roots
-from kernel_builder.toolchain.state import clean_stale_scratch, scratch_dir, state_dir
+from kernel_builder.state import clean_stale_scratch, scratch_dir, state_dir
 
 __all__ = ["FetchReport", "download_debs", "fetch", "sha256_file"]
 

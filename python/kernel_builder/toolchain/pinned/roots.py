@@ -25,9 +25,9 @@ from pathlib import Path
 
 import attrs
 
-from kernel_builder.flake.nix import run_nix
+from kernel_builder.nix import run_nix
 from kernel_builder.toolchain.pinned.lockfile import ToolchainLock, load_lock
-from kernel_builder.toolchain.state import state_dir
+from kernel_builder.state import state_dir
 
 __all__ = ["StaleRoots", "lock_digest", "referenced_paths", "register_roots", "release", "roots_base", "stale_roots"]
 

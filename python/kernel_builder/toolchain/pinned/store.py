@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from kernel_builder._files import write_atomic
-from kernel_builder.flake.nix import invalid_paths
+from kernel_builder.nix import invalid_paths
 from kernel_builder.toolchain.pinned.fetch import fetch
 from kernel_builder.toolchain.pinned.lockfile import load_lock
-from kernel_builder.toolchain.state import state_dir
+from kernel_builder.state import state_dir
 
 __all__ = ["ensure_fetched", "record_pythons", "pinned_pythons"]
 

@@ -1,6 +1,7 @@
-"""Who may sign a kernel, and which Sigstore instance vouches for the signature.
+"""Who may sign a kernel, and which Sigstore instance vouches for the signature: read by the
+loader (verifying) and by ``hub/`` (signing at upload), so it lives below both.
 
-A signed variant carries ``metadata.json.sigstore``: a Sigstore bundle whose certificate
+A signed variant carries ``metadata.json.sigstore`` (``BUNDLE_NAME``): a Sigstore bundle whose certificate
 names the CI workflow that signed (keyless signing: GitHub Actions' OIDC identity, as
 kernels-community signs). A signature only means something when the signer is one the
 user trusts for that kernel, so every verification is made against a list of trusted
@@ -36,9 +37,10 @@ from typing import Any
 
 import attrs
 
-from kernel_builder.loader.errors import InvalidRequest
+from kernel_builder.errors import InvalidRequest
 
 __all__ = [
+    "BUNDLE_NAME",
     "GITHUB_ISSUER",
     "SIGNERS_ENV",
     "TRUST_CONFIG_ENV",
@@ -52,6 +54,7 @@ __all__ = [
     "certificate_claims",
 ]
 
+BUNDLE_NAME = "metadata.json.sigstore"  # beside metadata.json in a variant
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 SIGNERS_ENV = "KERNEL_BUILDER_TRUSTED_SIGNERS"
 TRUST_CONFIG_ENV = "KERNEL_BUILDER_SIGSTORE_TRUST_CONFIG"
