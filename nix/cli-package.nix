@@ -4,19 +4,21 @@
 # KERNEL_BUILDER_ROOT at the flake source, so `build` hands Nix this very builder.
 # torch is not in it: the loader commands (info, download, ...) need a Python with torch.
 #
-# Type: { builderSrc; system } -> derivation with bin/kernel-builder
-{ builderSrc, system }:
+# The shell and the Python are the toolchain provider's answer (`cli`, the lock's pinned
+# ones for every provider; see nix/toolchains/default.nix).
+#
+# Type: { builderSrc; system; provider ? system's pinned provider } -> derivation with bin/kernel-builder
+{ builderSrc, system, provider ? (import ./toolchains).pinned { inherit system; } }:
 let
-  parts = import ./toolchains/pinned/parts.nix { inherit system; };
+  inherit (provider) cli;
 in
 derivation {
   name = "kernel-builder";
   inherit system;
-  builder = "${parts.runtime}/bin/bash";
+  builder = cli.shell;
   args = [ "-e" ./cli-package-builder.sh ];
   outputs = [ "out" ];
-  PATH = "${parts.runtime}/bin";
-  bash = "${parts.runtime}/bin/bash";
-  python = "${parts.cli}/bin/python";
+  inherit (cli) PATH python;
+  bash = cli.shell;
   root = builderSrc.outPath;
 }

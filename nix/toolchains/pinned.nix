@@ -11,11 +11,15 @@
 #   python   CPython 3.11 from Debian, patched to run from the store
 #   env-*    a venv over that Python with one environment's wheels (pip, offline)
 # The variant derivation then runs under bash from `runtime` with only these on PATH, so
-# it builds inside the Nix sandbox. Same provider type as host.nix (see default.nix).
+# it builds inside the Nix sandbox. Same provider type as host.nix (see default.nix): the
+# only file that looks inside pinned/ (parts.nix, cuda-compiler.nix).
 { recorded ? null, system }:
 let
   parts = import ./pinned/parts.nix { inherit system; };
   inherit (parts) lock pinnedSets runtime cc ccLink python driver envs cudas seed testSite cross;
+  # A native environment's CUDA compiler made from its CUDA wheels alone (per-object.nix
+  # compiles CUDA units with it where they read the same files through it).
+  cudaCompilerOf = import ./pinned/cuda-compiler.nix { inherit system parts; };
   # The systems whose toolchains the lock pins natively: its own and requests.hosts'.
   nativeSystems = [ lock.system ] ++ builtins.attrNames (lock.requests.hosts or { });
   notPinnedHere = missing "the pinned toolchains are for ${builtins.concatStringsSep " and " nativeSystems}, not ${system}";
@@ -84,50 +88,66 @@ let
         parts = { inherit runtime python driver env seed; cc = target.cc; ccLink = target.ccLink; cuda = cudaHome; emulated = target.emulated.${envName}; };
         testSite = _: null;
       };
+
+  toolchainFor = buildSet:
+    let
+      envName = pinnedSets.${buildSet.key} or null;
+      targetSystem = buildSet.system or system;
+    in
+    if targetSystem != system then
+      crossFor buildSet targetSystem envName
+    else if !parts.native then notPinnedHere
+    else if envName == null then
+      missing "build set ${buildSet.key} is not in the toolchain lock nix/toolchain-lock.json (pinned: ${builtins.concatStringsSep ", " (builtins.attrNames pinnedSets)}); `kernel-builder list-variants` says where its torch is published and how to pin it"
+    else
+    let
+      env = envs.${envName};
+      cudaHome = cudas.${envName};
+      # Store paths must not leak into the built modules (assert messages, __FILE__):
+      # they would become references of the variant and tie it to this toolchain.
+      prefixMaps = builtins.concatStringsSep " " [
+        "-ffile-prefix-map=${env}=/kernel-builder/env"
+        "-ffile-prefix-map=${cc}=/kernel-builder/cc"
+        "-ffile-prefix-map=${python}=/kernel-builder/python"
+      ] + (if cudaHome != null then " -ffile-prefix-map=${cudaHome}=/kernel-builder/cuda" else "");
+    in
+    {
+      available = true;
+      reason = "";
+      builder = "${runtime}/bin/bash";
+      driverPython = "${driver}/bin/python";
+      toolchainPython = "${env}/bin/python";
+      env = {
+        PATH = builtins.concatStringsSep ":" ([ "${ccLink}/bin" "${env}/bin" ]
+          ++ (if cudaHome != null then [ "${cudaHome}/bin" ] else [ ]) ++ [ "${runtime}/bin" ]);
+        CC = "${ccLink}/bin/gcc";
+        CXX = "${ccLink}/bin/g++";
+        KERNEL_BUILDER_PREFIX_MAPS = prefixMaps;
+        KERNEL_BUILDER_STRICT_MANYLINUX = "1";
+        sandboxShell = "${runtime}/bin/bash";
+      } // (if cudaHome != null then {
+        CUDA_HOME = cudaHome;
+        CUDAToolkit_ROOT = cudaHome;
+        CUDAHOSTCXX = "${ccLink}/bin/g++";
+      } else { });
+      identity = { toolchainProvider = "pinned"; toolchainEnv = envName; };
+      parts = { inherit runtime cc ccLink python driver env seed; cuda = cudaHome; };
+      # The kernel-test packages' site-packages for this environment (null: none needed).
+      testSite = testSite envName;
+      cudaCompiler = if cudaHome == null then null else cudaCompilerOf envName;
+    };
 in
-buildSet:
-let
-  envName = pinnedSets.${buildSet.key} or null;
-  targetSystem = buildSet.system or system;
-in
-if targetSystem != system then
-  crossFor buildSet targetSystem envName
-else if !parts.native then notPinnedHere
-else if envName == null then
-  missing "build set ${buildSet.key} is not in the toolchain lock nix/toolchain-lock.json (pinned: ${builtins.concatStringsSep ", " (builtins.attrNames pinnedSets)}); `kernel-builder list-variants` says where its torch is published and how to pin it"
-else
-  let
-    env = envs.${envName};
-    cudaHome = cudas.${envName};
-    # Store paths must not leak into the built modules (assert messages, __FILE__):
-    # they would become references of the variant and tie it to this toolchain.
-    prefixMaps = builtins.concatStringsSep " " [
-      "-ffile-prefix-map=${env}=/kernel-builder/env"
-      "-ffile-prefix-map=${cc}=/kernel-builder/cc"
-      "-ffile-prefix-map=${python}=/kernel-builder/python"
-    ] + (if cudaHome != null then " -ffile-prefix-map=${cudaHome}=/kernel-builder/cuda" else "");
-  in
-  {
-    available = true;
-    reason = "";
-    builder = "${runtime}/bin/bash";
-    driverPython = "${driver}/bin/python";
-    toolchainPython = "${env}/bin/python";
-    env = {
-      PATH = builtins.concatStringsSep ":" ([ "${ccLink}/bin" "${env}/bin" ]
-        ++ (if cudaHome != null then [ "${cudaHome}/bin" ] else [ ]) ++ [ "${runtime}/bin" ]);
-      CC = "${ccLink}/bin/gcc";
-      CXX = "${ccLink}/bin/g++";
-      KERNEL_BUILDER_PREFIX_MAPS = prefixMaps;
-      KERNEL_BUILDER_STRICT_MANYLINUX = "1";
-      sandboxShell = "${runtime}/bin/bash";
-    } // (if cudaHome != null then {
-      CUDA_HOME = cudaHome;
-      CUDAToolkit_ROOT = cudaHome;
-      CUDAHOSTCXX = "${ccLink}/bin/g++";
-    } else { });
-    identity = { toolchainProvider = "pinned"; toolchainEnv = envName; };
-    parts = { inherit runtime cc ccLink python driver env seed; cuda = cudaHome; };
-    # The kernel-test packages' site-packages for this environment (null: none needed).
-    testSite = testSite envName;
-  }
+{
+  name = "pinned";
+  inherit toolchainFor;
+  unavailable = missing;
+  # The systems whose arch variants are cross-built here (requests.targets: aarch64-linux
+  # on x86_64-linux), and the other systems pinned natively (the lock's own and
+  # requests.hosts: each has outputs of its own, evaluated for that system).
+  crossSystems = builtins.filter (s: s != system) (builtins.attrNames (lock.requests.targets or { }));
+  nativeSystems = builtins.filter (s: s != system) nativeSystems;
+  # What the lock pins besides the toolchains (see default.nix).
+  cppHeaders = parts.wheelHeaders;
+  inherit (parts) importCheckPaths rust checkPackages;
+  cli = { shell = "${runtime}/bin/bash"; PATH = "${runtime}/bin"; python = "${parts.cli}/bin/python"; };
+}

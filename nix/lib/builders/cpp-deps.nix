@@ -7,12 +7,14 @@
 # A [tvm-ffi] kernel compiles and links against apache-tvm-ffi: the lock's pinned wheel set
 # (`check:tvm-ffi`, the same one its import check loads it with) as KERNEL_BUILDER_TVM_FFI.
 #
-# Type: { builderSrc; system } -> config -> backend -> { reason : string | null; attrs : attrs; hasRust : bool }
-{ builderSrc, system }:
+# The headers, apache-tvm-ffi and Rust are the toolchain provider's answers (`cppHeaders`,
+# `importCheckPaths`, `rust`; see nix/toolchains/default.nix).
+#
+# Type: { builderSrc; provider } -> config -> backend -> { reason : string | null; attrs : attrs; hasRust : bool }
+{ builderSrc, provider }:
 let
   table = builtins.fromJSON (builtins.readFile (builderSrc.outPath + "/python/kernel_builder/data/cpp_dependencies.json"));
-  parts = import ../../toolchains/pinned/parts.nix { inherit system; };
-  headers = name: parts.wheelHeaders name table.providers.${name}.includes;
+  headers = name: provider.cppHeaders name table.providers.${name}.includes;
 in
 config: backend:
 let
@@ -29,7 +31,7 @@ let
   providers = builtins.listToAttrs (map (d: { name = d.entry.lock; value = headers d.entry.lock; })
     (builtins.filter (d: problem d == null) needed));
   isTvmFfi = config.toml ? tvm-ffi;
-  tvmFfi = parts.importCheckPaths.tvm-ffi or null;
+  tvmFfi = provider.importCheckPaths.tvm-ffi or null;
   tvmFfiProblem =
     if isTvmFfi && tvmFfi == null
     then [ "is a [tvm-ffi] kernel, and the toolchain lock pins no apache-tvm-ffi (requests.python.importCheck.tvm-ffi)" ]
@@ -43,7 +45,7 @@ let
       (builtins.filter (name: (languages.backendOf config.toml.kernel.${name}) == backend) (builtins.attrNames (config.toml.kernel or { }))));
   rustProblem = k:
     if languages.unavailable ? ${k.value.language} then "[kernel.${k.name}] is ${k.value.language}: ${languages.unavailable.${k.value.language}}"
-    else if parts.rust == null then "[kernel.${k.name}] is ${k.value.language}, and the toolchain lock pins no Rust (requests.debian.groups.rust)"
+    else if provider.rust == null then "[kernel.${k.name}] is ${k.value.language}, and the toolchain lock pins no Rust (requests.debian.groups.rust)"
     else null;
   rustProblems = builtins.filter (p: p != null) (map rustProblem rustKernels);
   allProblems = problems ++ tvmFfiProblem ++ rustProblems;
@@ -52,7 +54,7 @@ in
   reason = if allProblems == [ ] then null else "build.toml ${builtins.concatStringsSep "; " allProblems}";
   attrs = (if providers == { } then { } else { KERNEL_BUILDER_CPP_DEPS = builtins.toJSON providers; })
     // (if isTvmFfi && tvmFfi != null then { KERNEL_BUILDER_TVM_FFI = tvmFfi; } else { })
-    // (if rustKernels != [ ] && parts.rust != null then { KERNEL_BUILDER_RUST = parts.rust; } else { });
+    // (if rustKernels != [ ] && provider.rust != null then { KERNEL_BUILDER_RUST = provider.rust; } else { });
   # A variant with Rust components builds in one derivation (cargo, then CMake), not per object.
   hasRust = rustKernels != [ ];
 }

@@ -30,24 +30,22 @@ let
   # Arch variants of the systems the pinned toolchains cross-build here (requests.targets
   # of nix/toolchain-lock.json: aarch64-linux on x86_64-linux) are this system's outputs
   # too, as derivations of this system; noarch variants are listed once, above.
-  crossSystems =
-    if providerName == "pinned" && toolchainProvider == null
-    then builtins.filter (s: s != system) (builtins.attrNames ((import ../../toolchains/pinned/parts.nix { inherit system; }).lock.requests.targets or { }))
-    else [ ];
+  crossSystems = provider.crossSystems;
   # Their build sets name the target system: the provider builds for it (pinned.nix).
   crossRecords = builtins.concatMap
     (s: map (r: r // { crossTarget = s; buildSets = map (bs: bs // { system = s; }) r.buildSets; })
       (builtins.filter (r: r.kind != "noarch") (pure.variantRecords.records buildSets config.toml s)))
     crossSystems;
   records = pure.variantRecords.records buildSets config.toml system ++ crossRecords;
-  providers = import ../../toolchains;
   # Pinned (hermetic) toolchains unless `kernel-builder build --toolchain host` recorded
-  # this machine's toolchain in the builder input.
-  providerName = if context.toolchain == null then "pinned" else context.toolchain.provider or "host";
-  provider =
-    if toolchainProvider != null then toolchainProvider
-    else providers.${providerName} or (throw "kernel-builder: unknown toolchain provider ${providerName}; known: ${toString (builtins.attrNames providers)}");
-  toolchainFor = provider { recorded = context.toolchain; inherit system; };
+  # this machine's toolchain in the builder input (nix/toolchains/default.nix).
+  provider = (import ../../toolchains).select {
+    name = if context.toolchain == null then "pinned" else context.toolchain.provider or "host";
+    recorded = context.toolchain;
+    inherit system;
+    custom = toolchainProvider;
+  };
+  inherit (provider) toolchainFor;
   kernel = pure.kernelIdentity { inherit self path; recorded = context.kernel; };
 
   sources = builtins.listToAttrs (map
@@ -56,8 +54,8 @@ let
 
   # The C++ dependencies (build.toml `depends`) and the import check's Python packages
   # (the loader's runtime dependencies and `python-depends`) of each backend's variants.
-  cppDeps = import ./cpp-deps.nix { inherit builderSrc system; } config;
-  pythonDeps = import ./python-deps.nix { inherit system; } config;
+  cppDeps = import ./cpp-deps.nix { inherit builderSrc provider; } config;
+  pythonDeps = import ./python-deps.nix { inherit provider; } config;
   depsOf = builtins.listToAttrs (map
     (backend:
       let cpp = cppDeps backend; py = pythonDeps backend; in
@@ -81,7 +79,7 @@ let
       deps = depsOf.${r.backend};
     in
     r // pick // (if deps.reason == null then { depAttrs = deps.attrs // narrowAttrs r; }
-      else { depAttrs = { }; toolchain = import ../../toolchains/unavailable.nix deps.reason; });
+      else { depAttrs = { }; toolchain = provider.unavailable deps.reason; });
   # `kernel-builder build --cuda-capabilities`: the CUDA arch variants build only those archs.
   narrowCuda = context.buildOptions.cudaCapabilities or [ ];
   narrowAttrs = r:
@@ -144,7 +142,7 @@ let
   buildAndUpload = import ./build-and-upload.nix {
     inherit config system shell;
     copy = buildAndCopy;
-    cli = import ../../cli-package.nix { inherit builderSrc system; };
+    cli = import ../../cli-package.nix { inherit builderSrc system provider; };
     count = builtins.length bundleVariants;
   };
   ci = import ./ci.nix {
@@ -190,7 +188,7 @@ let
 
   # The kernel's tests/ against each buildable variant (kernel-tests.nix). `pkgs` of
   # pythonCheckInputs is the pinned kernel-test package set of nix/toolchain-lock.json.
-  checkPackages = (import ../../toolchains/pinned/parts.nix { inherit system; }).checkPackages;
+  inherit (provider) checkPackages;
   testsDir = path + "/tests";
   hasTests = builtins.pathExists testsDir;
   testsSrc = builtins.path {
@@ -322,10 +320,7 @@ let
   # evaluated for that system, whose derivations are that system's, made of its artifacts
   # (`nix run .#build-variants` there needs no builder of this one). Their cross-built
   # variants stay this system's outputs (bundle, redistributable, --system here).
-  nativeSystems =
-    if nativeOnly || providerName != "pinned" || toolchainProvider != null then [ ]
-    else let lock = (import ../../toolchains/pinned/parts.nix { inherit system; }).lock; in
-      builtins.filter (s: s != system) ([ lock.system ] ++ builtins.attrNames (lock.requests.hosts or { }));
+  nativeSystems = if nativeOnly then [ ] else provider.nativeSystems;
   natives = builtins.listToAttrs (map
     (s: { name = s; value = import ./gen-flake-outputs.nix { inherit builderSrc context pure; nativeOnly = true; } (given // { system = s; }); })
     nativeSystems);

@@ -112,11 +112,9 @@ let
   uidPlaceholder = "kernel_builder_uid_placeholder"; # driver/planfile.py's UID_PLACEHOLDER
   uniqueId = replaceStrings [ "-" ] [ "_" ] kernel.uniqueId;
   # A CUDA variant's units compile with the CUDA compiler made from the CUDA wheels alone
-  # (cuda-compiler.nix) where deps measures that they read the same files through it.
-  cudaCompiler =
-    if backend == "cuda" && toolchain ? parts && (toolchain.parts.cuda or null) != null
-      && !(toolchain.identity ? toolchainTarget) && toolchain.identity ? toolchainEnv
-    then import ./cuda-compiler.nix { inherit system; } toolchain.identity.toolchainEnv else null;
+  # (the toolchain's `cudaCompiler`: nix/toolchains/pinned/cuda-compiler.nix; null for a
+  # cross toolchain and the host one) where deps measures that they read the same files through it.
+  cudaCompiler = if backend == "cuda" then toolchain.cudaCompiler or null else null;
   # One measurement per unit (an edit measures its unit again, a header edit every unit),
   # merged into one deps.json: evaluation realises that one file, and with it every unit's
   # measurement in one build (in parallel), not one import from derivation per unit.

@@ -5,11 +5,13 @@
 # nix/toolchain-lock.json). Handed to the variant build as KERNEL_BUILDER_IMPORT_PATH; a
 # python-depends name the lock does not pin makes those variants unbuildable, with the reason.
 #
-# Type: { system } -> config -> backend -> { reason : string | null; attrs : attrs }
-{ system }:
+# The pinned sets are the toolchain provider's answer (`importCheckPaths`, see
+# nix/toolchains/default.nix).
+#
+# Type: { provider } -> config -> backend -> { reason : string | null; attrs : attrs }
+{ provider }:
 let
-  parts = import ../../toolchains/pinned/parts.nix { inherit system; };
-  paths = parts.importCheckPaths;
+  paths = provider.importCheckPaths;
 in
 config: backend:
 let

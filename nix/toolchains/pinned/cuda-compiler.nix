@@ -8,10 +8,11 @@
 # reads through the home is byte for byte the same here, so a torch-free CUDA unit's object
 # is every torch version's. null when the environment pins no CUDA.
 #
-# Type: { system } -> string (environment name) -> derivation | null
-{ system }:
+# pinned.nix hands it to the variant steps as a toolchain's `cudaCompiler`.
+#
+# Type: { system; parts : parts.nix of system } -> string (environment name) -> derivation | null
+{ system, parts }:
 let
-  parts = import ../../toolchains/pinned/parts.nix { inherit system; };
   # the same fixed-output derivations as the toolchain's, one store path per artifact
   inherit (parts) lock runtime fetchArtifact;
   compiles = key: builtins.match "(nvidia_cuda_nvcc|nvidia_cuda_crt|nvidia_cuda_cccl|nvidia_cuda_runtime|nvidia_nvvm)-.*" key != null;
@@ -27,6 +28,6 @@ else derivation {
   inherit system runtime;
   builder = "${runtime}/bin/bash";
   args = [ "-e" ./cuda-compiler-builder.sh ];
-  libSh = ../../toolchains/pinned/lib.sh;
+  libSh = ./lib.sh;
   wheels = map fetchArtifact keys;
 }
