@@ -18,7 +18,9 @@ PYTHON = Path(__file__).resolve().parent.parent / "python"
 PACKAGE = PYTHON / "kernel_builder"
 CONTEXT_NIX = PACKAGE.parent.parent / "nix" / "lib" / "builders" / "context.nix"
 
-VARIANT_BUILD_DIRS = ("config", "data", "driver", "tree", "variants")
+VARIANT_BUILD_DIRS = ("backends", "config", "data", "driver", "tree", "variants")
+# Sub-packages that are core (one fact each, used everywhere): kernel_builder.backends.
+CORE_PACKAGES = ("backends",)
 DRIVER_ENTRY_POINTS = ("kernel_builder.driver.plan", "kernel_builder.driver.run_variant", "kernel_builder.driver.units")
 
 
@@ -55,6 +57,8 @@ def layer(module: str) -> str:
     parts = module.split(".")
     if module == "kernel_builder.__main__":
         return "cli"
+    if len(parts) > 1 and parts[1] in CORE_PACKAGES:
+        return "core"
     return "core" if len(parts) <= 2 and not (PACKAGE / parts[-1]).is_dir() else parts[1]
 
 

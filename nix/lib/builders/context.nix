@@ -21,9 +21,9 @@ let
   # the driver does not import (`_children.py`, `benchmark.py`, ...) rebuilds no object and
   # no variant. tests/test_boundaries.py holds both lists to the closure, and
   # tests/nix/test_nix_eval.py checks that an edit outside them keeps every derivation.
-  variantBuildDirs = [ "config" "data" "driver" "tree" "variants" ];
+  variantBuildDirs = [ "backends" "config" "data" "driver" "tree" "variants" ];
   variantBuildModules = [
-    "__init__.py" "_eq.py" "_files.py" "_git.py" "_jsontext.py" "_repr.py" "backends.py"
+    "__init__.py" "_eq.py" "_files.py" "_git.py" "_jsontext.py" "_repr.py"
     "errors.py" "identity.py" "ids.py" "pyenv.py" "versions.py"
   ];
   pythonRoot = root + "/python";

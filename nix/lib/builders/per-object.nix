@@ -45,7 +45,8 @@ let
     isString listToAttrs map match replaceStrings split stringLength substring;
   unique = foldl' (acc: x: if elem x acc then acc else acc ++ [ x ]) [ ];
   inputs = pure.inputs.inputPaths config backend;
-  isCompiled = rel: match ".*\\.(c|cc|cpp|cxx|cu|hip|mm)" rel != null;
+  # the compiled sources' suffixes are the backend table's (driver/generate.py reads the same)
+  inherit (pure.backends) isCompiled;
   isPython = rel: match ("(.*/)?[^/]*\\.(" + builtins.concatStringsSep "|" config.pyext + ")") rel != null;
   isHeader = rel: match ".*\\.(h|hh|hpp|hxx|cuh|inc|inl|ipp|tcc)" rel != null;
   under = dir: rel: rel == dir || builtins.substring 0 (builtins.stringLength dir + 1) rel == dir + "/";

@@ -2,9 +2,10 @@
 # function here evaluates (and is tested, ../tests) without building or copying anything.
 # The derivation builders in ../builders take this set as `pure`; ../default.nix joins both.
 #
-# Type: { versions; names; languages; matrix; inputs; kernelConfig; kernelIdentity; variantRecords; torchVersions; flakeArgs; ciOutputs; }
+# Type: { versions; backends; names; languages; matrix; inputs; kernelConfig; kernelIdentity; variantRecords; torchVersions; flakeArgs; ciOutputs; }
 {
   versions = import ./versions.nix;
+  backends = import ./backends.nix;
   names = import ./names.nix;
   languages = import ./languages.nix;
   matrix = import ./matrix.nix;

@@ -2,6 +2,8 @@
 # Only formatting lives here; parsing is the loader's job and stays in Python.
 let
   versions = import ./versions.nix;
+  # the versioned backends' prefixes (cuda = "cu"), from the backend table (backends.json)
+  inherit (import ./backends.nix) prefixes;
 in
 rec {
   /* The compute part of an arch name for a build set.
@@ -16,7 +18,6 @@ rec {
     # a build set (only backend and backendVersion are read)
     buildSet:
     let
-      prefixes = { cuda = "cu"; rocm = "rocm"; xpu = "xpu"; cann = "cann"; };
       b = buildSet.backend;
     in
     if prefixes ? ${b} then

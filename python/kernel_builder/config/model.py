@@ -18,7 +18,7 @@ import attrs
 
 from kernel_builder._eq import fields_eq, fields_hash
 from kernel_builder._repr import fields_repr
-from kernel_builder.backends import Backend
+from kernel_builder.backends import Backend, kernel_backends
 from kernel_builder.versions import Version
 
 __all__ = [
@@ -56,8 +56,8 @@ CURRENT_EDITION = 6
 KEYED_EDITIONS = (5, 6)
 
 
-# Backends a compiled ``[kernel.NAME]`` component may target.
-KERNEL_BACKENDS = frozenset({Backend.CPU, Backend.CUDA, Backend.METAL, Backend.ROCM, Backend.XPU})
+# Backends a compiled ``[kernel.NAME]`` component may target (the table's ``kernel`` column).
+KERNEL_BACKENDS = kernel_backends()
 
 
 _GIT_SCHEMES = ("https", "http", "git", "ssh", "git+ssh", "git+https", "git+http")

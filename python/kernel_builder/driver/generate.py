@@ -7,7 +7,6 @@ toolchain facts; ``render`` turns the plan into the files of a scratch CMake pro
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from importlib import resources
@@ -16,8 +15,8 @@ from pathlib import Path
 import attrs
 import jinja2
 
-from kernel_builder.driver import cuda_archs
-from kernel_builder.backends import spec
+from kernel_builder.backends import ArchContext, backend_module, compiled_suffixes, cuda_archs, spec
+from kernel_builder.backends.base import CMAKE_SWITCHES
 from kernel_builder.config.model import Backend, Build, Torch, TvmFfi
 from kernel_builder.driver.tvm_ffi import TvmFfi as TvmFfiInstall
 from kernel_builder.errors import BuildError
@@ -50,8 +49,8 @@ DRIVER_STUB_FILE = "libcuda.so.1"  # in the CMake build directory
 RUST_EXPORTS_FILE = "rust_exports.map"
 RUST_COMPAT_FILE = "rust_glibc_compat.cpp"
 _STUB_LIBRARY_ERROR = 34  # CUDA_ERROR_STUB_LIBRARY: what NVIDIA's own stub answers to every call
-_COMPILED = (".c", ".cc", ".cpp", ".cxx", ".cu", ".hip", ".mm", ".metal")
-_ROCM_ARCHS = ("gfx906", "gfx908", "gfx90a", "gfx942", "gfx950", "gfx1030", "gfx1100", "gfx1101", "gfx1200", "gfx1201")
+# The suffixes of compiled sources: the backend table's (nix/lib/builders/per-object.nix reads the same)
+_COMPILED = compiled_suffixes()
 
 
 @attrs.frozen
@@ -106,11 +105,6 @@ def stable_abi_define(version: tuple[int, int]) -> str:
 
 def _abs(source_dir: Path, rel: str) -> str:
     return (source_dir / rel).as_posix()
-
-
-def _random_seed(rel: str) -> str:
-    """nvcc names internal symbols with random numbers unless seeded; one seed per file."""
-    return f"-frandom-seed=0x{hashlib.sha256(rel.encode()).hexdigest()[:8]}"
 
 
 def plan_compile(
@@ -169,60 +163,36 @@ def plan_compile(
                 options[_abs(source_dir, rel)] = tuple(framework.cxx_flags)
     for inc in framework.include or ():
         includes.append(_abs(source_dir, inc))
-    all_archs: set[cuda_archs.CudaArch] = set()
+    # The backend's module answers its questions (kernel_builder.backends): architectures,
+    # per-source flags, the device compiler's flags.
+    module = backend_module(backend)
+    context = ArchContext(cuda_version=cuda_version, cuda_supported=cuda_supported, narrow_cuda=narrow_cuda)
+    all_archs: set[object] = set()
     # Each .cu file is compiled for its own component's archs, as upstream's
     # set_gencode_flags_for_srcs does: an sm_100-only component must not meet sm_80.
-    source_archs: dict[str, set[cuda_archs.CudaArch]] = {}
-    rocm_archs: set[str] = set()
+    source_archs: dict[str, set[object]] = {}
     warnings: list[str] = []
     for kname, kernel in sorted(components.items()):
         for inc in kernel.include or ():
             includes.append(_abs(source_dir, inc))
-        if backend == "cuda":
-            assert cuda_version is not None
-            chosen = cuda_archs.select_archs(
-                kernel.cuda_capabilities, cuda_version=cuda_version, supported=cuda_supported, kernel=kname
-            )
-            lost = cuda_archs.dropped(kernel.cuda_capabilities, chosen)
-            if narrow_cuda is not None:
-                chosen = cuda_archs.narrow(chosen, narrow_cuda, kernel=kname)
-            all_archs.update(chosen)
-            if lost:
-                warnings.append(
-                    f"[kernel.{kname}]: CUDA {cuda_version[0]}.{cuda_version[1]} cannot build cuda-capabilities "
-                    f"{', '.join(lost)}; building {', '.join(str(a) for a in chosen)}"
-                )
-        if backend == "rocm":
-            wanted = set(kernel.rocm_archs or _ROCM_ARCHS)
-            chosen = wanted & set(_ROCM_ARCHS)
-            if not chosen:
-                raise BuildError(
-                    f"[kernel.{kname}]: empty set of architectures after intersection: rocm-archs "
-                    f"{sorted(wanted)} and supported {' '.join(_ROCM_ARCHS)}",
-                    hint="list architectures the ROCm toolkit supports in rocm-archs",
-                )
-            rocm_archs |= chosen
+        choice = module.component_archs(kname, kernel, context)
+        all_archs.update(choice.archs)
+        warnings.extend(choice.warnings)
         for rel in kernel.src:
             if not rel.endswith(_COMPILED):
                 continue
             path = _abs(source_dir, rel)
             sources.append(path)
             if rel.endswith((".cu", ".hip")):
-                flags = tuple(kernel.cuda_flags or ()) + tuple(kernel.hip_flags or ())
-                if backend == "cuda":
-                    flags += (_random_seed(rel),)
-                    source_archs.setdefault(path, set()).update(chosen)
+                flags = tuple(kernel.cuda_flags or ()) + tuple(kernel.hip_flags or ()) + module.device_source_flags(rel)
+                if module.tracks_source_archs:
+                    source_archs.setdefault(path, set()).update(choice.archs)
             else:
                 flags = tuple(kernel.cxx_flags or ()) + tuple(kernel.sycl_flags or ())
             if flags:
                 options[path] = flags
-    if backend == "cuda":
-        # A .cu file of [torch] src belongs to no component: it gets every component's archs.
-        for path in sources:
-            if path.endswith(".cu") and path not in source_archs:
-                source_archs[path] = set(all_archs)
-        for path, archs_of_source in source_archs.items():
-            options[path] = (*options.get(path, ()), *cuda_archs.gencode_flags(archs_of_source))
+    for path, extra in module.source_options(sources, source_archs, all_archs).items():
+        options[path] = (*options.get(path, ()), *extra)
     includes.extend(dependency_includes)
     # tvm-ffi's TVM_FFI_DLL_EXPORT_* macros read TVM_FFI_EXTENSION_NAME, as upstream's builder sets it
     extension = "TVM_FFI_EXTENSION_NAME" if is_tvm_ffi else "TORCH_EXTENSION_NAME"
@@ -235,22 +205,12 @@ def plan_compile(
         *toolchain_prefix_maps,
     )
     cxx_flags = ("-fno-gnu-unique", *prefix_maps)
-    cuda_flags: tuple[str, ...] = ()
+    cuda_flags = module.device_compiler_flags(prefix_maps)
     system_includes = tuple(extra_system_includes)
     link_libraries: tuple[str, ...] = ()
     if tvm_ffi is not None and is_tvm_ffi:
         system_includes += (tvm_ffi.include.as_posix(),)
         link_libraries = (tvm_ffi.library.as_posix(),)
-    if backend == "cuda":
-        cuda_flags = (  # the -gencode flags are per source (source_options)
-            "-Xcompiler=-fno-gnu-unique",
-            *(f"-Xcompiler={flag}" for flag in prefix_maps),
-        )
-    archs: tuple[str, ...] = ()
-    if backend == "cuda":
-        archs = tuple(cuda_archs.metadata_archs(all_archs))
-    elif backend == "rocm":
-        archs = tuple(sorted(rocm_archs))
     return CompilePlan(
         variant=variant,
         name=build.name,
@@ -265,12 +225,12 @@ def plan_compile(
         cxx_flags=cxx_flags,
         cuda_flags=cuda_flags,
         source_options=tuple(sorted(options.items())),
-        archs=archs,
-        cuda_arch_list=tuple(sorted({str(a.base) for a in all_archs})),
+        archs=module.metadata_archs(all_archs),
+        cuda_arch_list=module.arch_list(all_archs),
         warnings=tuple(warnings),
         tvm_ffi=is_tvm_ffi,
         link_libraries=link_libraries,
-        driver_symbols=tuple(sorted(set(driver_symbols))) if backend == "cuda" else (),
+        driver_symbols=tuple(sorted(set(driver_symbols))) if module.links_driver_stub else (),
         rust_libraries=tuple(p.as_posix() for p in rust_libraries),
     )
 
@@ -282,10 +242,7 @@ def render(plan: CompilePlan) -> dict[str, str]:
         variant=plan.variant,
         name=plan.name,
         ops_id=plan.ops_id,
-        cuda=plan.backend == "cuda",
-        hip=plan.backend == "rocm",
-        xpu=plan.backend == "xpu",
-        metal=plan.backend == "metal",
+        **{switch: switch in backend_module(plan.backend).cmake_switches for switch in CMAKE_SWITCHES},
         archs=plan.archs,
         cxx_standard=plan.cxx_standard,
         sources=plan.sources,

@@ -28,9 +28,9 @@ import attrs
 from kernel_builder._eq import fields_eq, fields_hash
 from kernel_builder._repr import fields_repr
 from kernel_builder._source import nix_data_file
+from kernel_builder.backends import build_set_backends, spec
 from kernel_builder.config.model import Backend, Version
 from kernel_builder.errors import ConfigError
-from kernel_builder.variants.names import VERSIONED_COMPUTE
 
 __all__ = [
     "BuildSet",
@@ -49,9 +49,10 @@ __all__ = [
 ENV_VAR = "KERNEL_BUILDER_BUILD_SETS"
 # Nix systems kernel-builder knows how to name.
 SYSTEMS = ("aarch64-darwin", "aarch64-linux", "x86_64-linux")
-_BUILDABLE = {Backend.CPU, Backend.CUDA, Backend.METAL, Backend.ROCM, Backend.TPU, Backend.XPU}
-# Buildable backends whose variant token carries a version need a backendVersion (names.py's table).
-_VERSIONED = {b for b in _BUILDABLE if b.value in VERSIONED_COMPUTE}
+# The backends a build set may name (the backend table's ``buildSet`` column).
+_BUILDABLE = build_set_backends()
+# Buildable backends whose variant token carries a version need a backendVersion.
+_VERSIONED = {b for b in _BUILDABLE if spec(b).versioned}
 _KEYS = {"torch", "backend", "backendVersion", "systems", "bundle", "cxx11", "tvmFfi"}
 
 

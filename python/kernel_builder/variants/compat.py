@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import attrs
 
-from kernel_builder.backends import Backend, spec
+from kernel_builder.backends import Backend, spec, torch_backend
 from kernel_builder.variants.names import Kind, Variant
 from kernel_builder.variants.system import System, select_backend
 from kernel_builder.versions import format_major_minor as _fmt
@@ -130,21 +130,20 @@ def _framework(variant: Variant, system: System) -> Fit | None:
     return None
 
 
-# Backends whose variants run on any system version with the same major and a minor no
-# newer than the system's (CUDA 12.6 kernels on CUDA 12.8); others need the exact version.
-_MINOR_COMPATIBLE = (Backend.CUDA, Backend.ROCM)
-
-
 def _compute(variant: Variant, system: System) -> Fit | None:
     theirs, mine = variant.compute, system.backend
     assert theirs is not None
-    if theirs.name is mine.name and theirs.name in _MINOR_COMPATIBLE:
+    # the torch the variant runs on: its backend's, or another's (the table's ``torch``)
+    runs_on = torch_backend(theirs.name)
+    # A minorCompatible backend's variants run on any system version with the same major and
+    # a minor no newer than the system's (CUDA 12.6 kernels on CUDA 12.8); others need the exact version.
+    if runs_on is mine.name and spec(runs_on).minor_compatible:
         theirs_v, mine_v = theirs.version or (0, 0), mine.version or (0, 0)
         if theirs_v[0] != mine_v[0] or theirs_v[1] > mine_v[1]:
-            name = "CUDA" if theirs.name is Backend.CUDA else "ROCm"
+            name = spec(runs_on).label or runs_on.value
             return Fit(f"{name} version ({_v(theirs_v)}) is not compatible with system {name} version ({_v(mine_v)})")
         return None
-    if (theirs.name, theirs.version) != (mine.name, mine.version):
+    if (runs_on, theirs.version) != (mine.name, mine.version):
         # the variant's backend as its name spells it (cu128, or cuda-12.8 in a new-style name)
         spelled = theirs.variant_str if variant.is_legacy else theirs.new_str
         return Fit(f"backend ({spelled}) does not match selected backend ({mine.variant_str})")
@@ -159,7 +158,7 @@ def _compute(variant: Variant, system: System) -> Fit | None:
 def _fits_some_backend(variant: Variant, system: System) -> Fit:
     """``fits`` for the backend the variant asks for, when ``system`` supports it (a CUDA
     torch also runs CPU variants); else the answer for the system's own backend."""
-    wanted = variant.compute.name.value if variant.compute is not None else None
+    wanted = torch_backend(variant.compute.name).value if variant.compute is not None else None
     if wanted is not None and wanted in system.supported_backends:
         return fits(variant, select_backend(system, wanted))
     return fits(variant, system)

@@ -27,6 +27,7 @@ import attrs
 
 from kernel_builder._eq import fields_eq, fields_hash
 from kernel_builder._repr import fields_repr
+from kernel_builder.backends import spec
 from kernel_builder.config.model import Backend, Build, Torch, TvmFfi, Version
 from kernel_builder.variants.buildsets import BuildSet, DefaultBounds, all_systems, default_bounds
 from kernel_builder.variants.names import BackendInfo, Variant
@@ -151,7 +152,8 @@ def variant_for(build: Build, build_set: BuildSet) -> Variant:
         return Variant.tvm_ffi(Version.parse(build_set.tvm_ffi), _compute(build_set), build_set.cpu, build_set.os)
     if build.is_mlx:
         return Variant.mlx_for(backend.value)
-    if backend is Backend.TPU or not build.is_arch_for(backend):
+    # a backend no [kernel.*] component may target (TPU) has noarch variants only
+    if not spec(backend).kernel or not build.is_arch_for(backend):
         return Variant.noarch_for(backend.value)
     stable = build.stable_abi_for(backend)
     if stable is not None:

@@ -18,27 +18,19 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
+from kernel_builder import backends
 from kernel_builder.toolchain.pinned.lockrequests import cross_build_sets, lock_facts
 
 __all__ = ["PYTORCH_INDEX", "torch_index", "unpinned_python_depends", "unpinned_reason", "why_not_pinned"]
 
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
-_BACKEND_LABEL = {"cuda": "CUDA", "rocm": "ROCm", "xpu": "XPU"}
 _HOW = "pin it with `kernel-builder toolchain lock`{where} (docs/nix.md, Adding a build set)"
 
 
 def torch_index(backend: str, backend_version: str | None) -> str | None:
     """The PyTorch package index that publishes torch for this backend, or None when
-    PyTorch publishes no such build."""
-    if backend == "cpu":
-        return f"{PYTORCH_INDEX}/cpu"
-    if backend == "cuda" and backend_version:
-        return f"{PYTORCH_INDEX}/cu{backend_version.replace('.', '')}"
-    if backend == "rocm" and backend_version:
-        return f"{PYTORCH_INDEX}/rocm{backend_version}"
-    if backend == "xpu":
-        return f"{PYTORCH_INDEX}/xpu"
-    return None
+    PyTorch publishes no such build (the backend table's ``torchIndex``)."""
+    return backends.torch_index(backend, backend_version, PYTORCH_INDEX)
 
 
 def unpinned_reason(
@@ -78,14 +70,15 @@ def unpinned_reason(
             f"no pinned toolchain for {system}: the toolchain lock (nix/toolchain-lock.json) pins {lock_system} "
             f"toolchains only, so {system} variants are not built from this lock"
         )
-    what = f"torch {torch}" + (f" + {_BACKEND_LABEL[backend]} {backend_version}" if backend in _BACKEND_LABEL else f" ({backend})")
+    label = backends.spec(backend).label
+    what = f"torch {torch}" + (f" + {label} {backend_version}" if label else f" ({backend})")
     index = torch_index(backend, backend_version)
     if index is None:
         return f"{what}: the pinned toolchains provide no {backend} backend"
-    if backend == "cpu":
+    if backends.spec(backend).pypi == "also":
         return f"{what} is not in the toolchain lock; torch {torch} is published on PyPI (CPU-only on {index}): {_HOW.format(where='')}"
     where = f"the PyTorch index ({index})"
-    if backend == "cuda" and torch in pypi_cuda:
+    if backends.spec(backend).pypi == "default" and torch in pypi_cuda:
         where += f", not on PyPI (whose torch {torch} is the CUDA {pypi_cuda[torch]} build)"
     return f"{what} is published on {where}, and is not in the toolchain lock: {_HOW.format(where=' on a machine whose pip reaches that index')}"
 
