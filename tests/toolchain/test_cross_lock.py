@@ -73,16 +73,13 @@ def test_a_target_build_set_not_pinned_natively_is_not_served(tmp_path: Path) ->
     assert ("aarch64-linux", "torch2.13-cuda13.0") in served
 
 
-def test_the_driver_reads_its_cross_target(monkeypatch: pytest.MonkeyPatch) -> None:
-    from kernel_builder.driver.variant import TARGET_ENV, target_platform
+def test_the_driver_reads_its_cross_target() -> None:
+    from kernel_builder.driver.job import ENV, Target
 
-    monkeypatch.delenv(TARGET_ENV, raising=False)
-    assert target_platform() is None
-    monkeypatch.setenv(TARGET_ENV, "aarch64-linux")
-    assert target_platform().system == "aarch64-linux"
-    monkeypatch.setenv(TARGET_ENV, "aarch64")
+    assert Target.from_environ({}).platform is None
+    assert Target.from_environ({ENV.TARGET_SYSTEM: "aarch64-linux"}).platform.system == "aarch64-linux"
     with pytest.raises(BuildError, match="not a Nix system"):
-        target_platform()
+        Target.from_environ({ENV.TARGET_SYSTEM: "aarch64"})
 
 
 def test_an_unpinned_aarch64_build_set_says_what_the_lock_cross_builds() -> None:

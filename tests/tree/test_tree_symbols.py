@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from buildtest_helpers import EXAMPLES
+from kernel_builder.driver.job import Options, VariantJob
 from kernel_builder.driver.variant import build_variant
 from kernel_builder.errors import CheckError
 from kernel_builder.tree import symbols
@@ -244,7 +245,8 @@ def test_the_build_writes_it_under_the_digest_and_none_without_the_import_check(
 
     source = tmp_path / "silu-and-mul"
     shutil.copytree(EXAMPLES / "silu-and-mul", source, ignore=shutil.ignore_patterns("build"))
-    checked = build_variant(source, "torch-cpu", tmp_path / "checked", toolchain_python=sys.executable, uid="abc1234")
+    checked = build_variant(VariantJob.from_environ(source, "torch-cpu", tmp_path / "checked", toolchain_python=sys.executable,
+                                                    options=Options(uid="abc1234")))
     document = symbols.read_symbols(checked.path / "symbols.json")
     assert [f["name"] for f in document["functions"]] == ["silu_and_mul"]
     assert document["functions"][0]["signature"] == "(x: torch.Tensor) -> torch.Tensor"
@@ -252,9 +254,10 @@ def test_the_build_writes_it_under_the_digest_and_none_without_the_import_check(
     metadata = Metadata.read(checked.path / "metadata.json")
     assert "symbols.json" in metadata.digest.files and validate_digest(checked.path, metadata.digest) == []
 
-    unchecked = build_variant(
-        source, "torch-cpu", tmp_path / "unchecked", toolchain_python=sys.executable, uid="abc1234", import_check=False
-    )
+    unchecked = build_variant(VariantJob.from_environ(
+        source, "torch-cpu", tmp_path / "unchecked", toolchain_python=sys.executable,
+        options=Options(uid="abc1234", import_check=False),
+    ))
     assert not (unchecked.path / "symbols.json").exists()
     metadata = Metadata.read(unchecked.path / "metadata.json")
     assert "symbols.json" not in metadata.digest.files and validate_digest(unchecked.path, metadata.digest) == []

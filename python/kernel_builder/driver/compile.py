@@ -30,9 +30,11 @@ from pathlib import Path
 
 from kernel_builder._files import write_atomic
 
+from kernel_builder.backends import backend_module
 from kernel_builder.driver.diagnostics import summarize
 from kernel_builder.driver.generate import CompilePlan, render
-from kernel_builder.pyenv import Toolchain, find_tool, probe_cuda
+from kernel_builder.driver.job import VariantJob
+from kernel_builder.pyenv import Toolchain, find_tool
 from kernel_builder.errors import BuildError
 
 __all__ = ["STAMP", "build_env", "compile_module", "write_project", "configure_args", "stale_reason"]
@@ -72,7 +74,8 @@ def _write_if_changed(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def configure_args(plan: CompilePlan, toolchain: Toolchain, project: Path, build_dir: Path) -> list[str]:
+def configure_args(plan: CompilePlan, toolchain: Toolchain, project: Path, build_dir: Path, *, cross: bool = False) -> list[str]:
+    """CMake's configure command; ``cross``: the module is for another machine (the job's target)."""
     cmake = find_tool("cmake", toolchain.python)
     ninja = find_tool("ninja", toolchain.python)
     args = [
@@ -89,23 +92,14 @@ def configure_args(plan: CompilePlan, toolchain: Toolchain, project: Path, build
         f"-DCMAKE_PREFIX_PATH={toolchain.cmake_prefix_path}",
         "-Wno-dev",
     ]
-    if plan.backend == "cuda":
-        cuda = probe_cuda()
-        args += [
-            f"-DCMAKE_CUDA_COMPILER={cuda.nvcc}",
-            f"-DCUDAToolkit_ROOT={cuda.home}",
-            f"-DCUDA_TOOLKIT_ROOT_DIR={cuda.home}",
-        ]
-        # Cross-building, the build Python's NVRTC is of the wrong machine: the cross
-        # toolchain's CMake file names the target's.
-        if toolchain.nvrtc and not os.environ.get("KERNEL_BUILDER_TARGET_SYSTEM"):
-            args.append(f"-DCUDA_nvrtc_LIBRARY={toolchain.nvrtc[0]}")
+    args += backend_module(plan.backend).configure_args(toolchain, cross=cross)  # the backend's toolkit (CUDA's nvcc)
     return args
 
 
-def build_env(plan: CompilePlan) -> dict[str, str]:
-    """The environment CMake and the compilers run in (also ``driver.plan``'s configure)."""
-    env = dict(os.environ)
+def build_env(plan: CompilePlan, environ: Mapping[str, str]) -> dict[str, str]:
+    """The environment CMake and the compilers run in (also ``driver.plan``'s configure):
+    ``environ`` (the job's, handed on whole) without PYTHONPATH, with the plan's archs."""
+    env = dict(environ)
     env.pop("PYTHONPATH", None)
     if plan.cuda_arch_list:
         # Keeps torch's CMake package from probing for a GPU to pick its own archs.
@@ -197,7 +191,7 @@ def _tool_states(cache: Mapping[str, str]) -> dict[str, list[object]]:
     return states
 
 
-def _run(cmd: list[str], *, log: Path, env: dict[str, str], verbose: bool, what: str) -> None:
+def _run(cmd: list[str], *, log: Path, env: dict[str, str], verbose: bool, what: str, in_nix: bool) -> None:
     with open(log, "ab") as handle:
         handle.write(("$ " + " ".join(cmd) + "\n").encode())
         handle.flush()
@@ -211,14 +205,14 @@ def _run(cmd: list[str], *, log: Path, env: dict[str, str], verbose: bool, what:
         else:
             code = subprocess.run(cmd, stdout=handle, stderr=subprocess.STDOUT, env=env, check=False).returncode
     if code != 0:
-        raise _failure(what, code, cmd, log, streamed=verbose)
+        raise _failure(what, code, cmd, log, streamed=verbose, in_nix=in_nix)
 
 
-def _failure(what: str, code: int, cmd: list[str], log: Path, *, streamed: bool) -> BuildError:
+def _failure(what: str, code: int, cmd: list[str], log: Path, *, streamed: bool, in_nix: bool) -> BuildError:
     """The error of a failed step: the first compiler error with its context (or the log's
-    last lines when no compiler spoke), the counts, and where the whole log is."""
+    last lines when no compiler spoke), the counts, and where the whole log is (inside a
+    Nix build, ``in_nix``, the scratch directory goes with the sandbox: the log goes to stderr)."""
     lines = log.read_text(errors="replace").splitlines()
-    in_nix = bool(os.environ.get("NIX_BUILD_TOP"))
     if in_nix and not streamed:
         sys.stderr.write(f"kernel-builder: the whole output of {what} ({len(lines)} lines):\n")
         sys.stderr.write("".join(f"{line}\n" for line in lines))
@@ -235,10 +229,10 @@ def _failure(what: str, code: int, cmd: list[str], log: Path, *, streamed: bool)
     )
 
 
-def compile_module(
-    plan: CompilePlan, toolchain: Toolchain, scratch: Path, *, jobs: int | None = None, verbose: bool = False
-) -> Path:
+def compile_module(plan: CompilePlan, toolchain: Toolchain, scratch: Path, job: VariantJob) -> Path:
     """Configure and build ``plan`` in ``scratch``; return the path of the ``.abi3.so``.
+    ``job`` says how many compile jobs, whether to stream the output, the environment the
+    tools run in and whether this is a Nix build.
 
     A ``scratch/cmake-build`` left by an earlier build is reused when ``stale_reason``
     finds nothing wrong with it (else wiped), and configured again only when the project
@@ -247,8 +241,9 @@ def compile_module(
     build_dir = scratch / "cmake-build"
     build_log = scratch / "build.log"
     build_log.write_bytes(b"")
-    env = build_env(plan)
-    configure = configure_args(plan, toolchain, project, build_dir)
+    verbose, in_nix = job.options.verbose, job.sandbox.in_nix
+    env = build_env(plan, job.toolchain.environ)
+    configure = configure_args(plan, toolchain, project, build_dir, cross=job.toolchain.target.platform is not None)
     fingerprint = _fingerprint(configure, env, plan.ops_id, toolchain)
     project_hash = _tree_hash(project)
     configured = False
@@ -262,12 +257,12 @@ def compile_module(
             log.info("reusing the build directory " + ("(project unchanged)" if configured else "(project changed: configuring again)"))
     if not configured:
         (build_dir / STAMP).unlink(missing_ok=True)  # an interrupted configure leaves no stamp: the next build wipes
-        _run(configure, log=build_log, env=env, verbose=verbose, what="cmake configure")
+        _run(configure, log=build_log, env=env, verbose=verbose, what="cmake configure", in_nix=in_nix)
         stamp = {"toolchain": fingerprint, "project": project_hash, "tools": _tool_states(_cmake_cache(build_dir))}
         write_atomic(build_dir / STAMP, json.dumps(stamp, indent=1, sort_keys=True))
-    jobs = jobs or int(os.environ.get("NIX_BUILD_CORES") or 0) or os.cpu_count() or 1
     cmake = find_tool("cmake", toolchain.python)
-    _run([cmake, "--build", str(build_dir), "-j", str(jobs)], log=build_log, env=env, verbose=verbose, what="compile")
+    _run([cmake, "--build", str(build_dir), "-j", str(job.jobs)], log=build_log, env=env, verbose=verbose, what="compile",
+         in_nix=in_nix)
     built = sorted(build_dir.glob(f"{plan.ops_id}*.so"))
     if len(built) != 1:
         raise BuildError(f"expected one {plan.ops_id}*.so in {build_dir}, found {[p.name for p in built]}")

@@ -66,10 +66,11 @@ def resolve(
     *,
     python: str,
     site_packages: str | None,
-    environ: Mapping[str, str] = os.environ,
+    environ: Mapping[str, str],
 ) -> ResolvedDeps:
     """Include dirs, macros and prefix maps for ``backend``'s declared dependencies;
-    ``BuildError`` when one is not provided here."""
+    ``BuildError`` when one is not provided here. ``environ`` is the job's environment
+    (``driver.job.ToolchainInputs.environ``), where ``$KERNEL_BUILDER_CPP_DEPS`` is looked up."""
     reason = cpp_deps.unbuildable_reason(build, backend)
     if reason:
         raise BuildError(f"cannot build the {backend} variants here: {reason}",

@@ -13,11 +13,11 @@ The plan's Nix derivation gets empty files in place of the sources, so its outpu
 not change when a source's contents do: only the object of that source is rebuilt. Paths
 under the build's temporary directory are written with ``TOP`` in their place
 (``driver.units`` puts its own back), so the plan holds no trace of where it ran.
+Its options and the environment variables it reads are ``driver.job``'s (a ``VariantJob``).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shlex
@@ -25,12 +25,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+from kernel_builder.backends import backend_module
 from kernel_builder.config import load
 from kernel_builder.config.loading import read_file
 from kernel_builder.config.portability import refuse_host_specific_flags
 from kernel_builder.errors import BuildError, KernelBuilderError
 from kernel_builder.driver.compile import build_env, configure_args, write_project
-from kernel_builder.driver.cuda_archs import split_capabilities
+from kernel_builder.driver.job import VariantJob, parse as parse_job
 from kernel_builder.driver.ops_id import ops_identifier, unique_id
 from kernel_builder.driver.scratch import scratch_dir
 from kernel_builder.driver.planfile import TOP, Plan, Unit
@@ -93,25 +94,25 @@ def _copy_tree(origin: Path, dest: Path, top: str) -> None:
             (target / name).write_bytes(data.replace(needle, token))
 
 
-def write_plan(
-    source: Path, variant_name: str, out: Path, *, toolchain_python: str, uid: str | None,
-    cuda_capabilities: tuple[str, ...] | None,
-) -> Plan:
-    """Plan ``variant_name`` of the kernel in ``source`` into ``out``."""
+def write_plan(job: VariantJob) -> Plan:
+    """Plan ``job.variant`` of the kernel in ``job.source`` into ``job.out``."""
+    source, out, capabilities = job.source, job.out, job.options.cuda_capabilities
     build = load(source)
-    variant = parse(variant_name)
+    variant = parse(job.variant)
     if variant.kind is Kind.NOARCH:
         raise BuildError(f"variant {variant} compiles nothing: it has no plan")
-    uid = unique_id(source, override=uid)
+    uid = unique_id(source, override=job.options.uid)
     ops_id = ops_identifier(build.python_name, variant.backend, uid)
-    narrowed = cuda_capabilities if variant.backend == "cuda" and cuda_capabilities else None
-    toolchain = probe_toolchain(toolchain_python)
+    narrowed = capabilities if backend_module(variant.backend).narrows_capabilities and capabilities else None
+    toolchain = probe_toolchain(job.toolchain.python)
     with scratch_dir(build, source, variant.name, ops_id) as scratch:
-        compile_plan = make_plan(build, variant, ops_id, scratch, toolchain, narrowed)
+        compile_plan = make_plan(build, variant, ops_id, scratch, toolchain, given=job.toolchain, narrow_cuda=narrowed)
         project = write_project(compile_plan, scratch.path)
         build_dir = scratch.path / "cmake-build"
-        env = build_env(compile_plan)
-        configure = [*configure_args(compile_plan, toolchain, project, build_dir), "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"]
+        env = build_env(compile_plan, job.toolchain.environ)
+        cross = job.toolchain.target.platform is not None
+        configure = [*configure_args(compile_plan, toolchain, project, build_dir, cross=cross),
+                     "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"]
         _run(configure, env=env, what="cmake configure")
         ninja = find_tool("ninja", toolchain.python)
         listed = _run([ninja, "-C", str(build_dir), "-t", "commands"], env=env, what="ninja -t commands")
@@ -143,33 +144,13 @@ def _run(cmd: list[str], *, env: dict[str, str], what: str) -> str:
     return done.stdout
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python -m kernel_builder.driver.plan",
-        description="Write OUT/plan.json (one compile command per translation unit, the link) and OUT/tree/.",
-    )
-    p.add_argument("--source", required=True, help="kernel source directory (holds build.toml; sources may be empty)")
-    p.add_argument("--variant", required=True, help="arch variant name, e.g. torch213-cxx11-cpu-x86_64-linux")
-    p.add_argument("--out", required=True, help="output directory")
-    p.add_argument("--toolchain-python", required=True, help="Python with the variant's torch, cmake and ninja")
-    p.add_argument("--unique-id", help="ops identifier suffix (as the variant's)")
-    p.add_argument(
-        "--cuda-capabilities",
-        default=os.environ.get("KERNEL_BUILDER_CUDA_CAPABILITIES") or None,
-        help="comma-separated: only these of a CUDA variant's archs (as run_variant)",
-    )
-    return p
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    capabilities = split_capabilities(args.cuda_capabilities)
-    source = Path(args.source).resolve()
     try:
-        if os.environ.get("toolchainProvider") == "pinned":  # as run_variant: nothing host-specific
-            refuse_host_specific_flags(read_file(source / "build.toml"), str(source / "build.toml"))
-        plan = write_plan(source, args.variant, Path(args.out), toolchain_python=args.toolchain_python,
-                          uid=args.unique_id, cuda_capabilities=capabilities)
+        job = parse_job("plan", argv)
+        assert isinstance(job, VariantJob)
+        if job.toolchain.pinned:  # as run_variant: nothing host-specific
+            refuse_host_specific_flags(read_file(job.source / "build.toml"), str(job.source / "build.toml"))
+        plan = write_plan(job)
     except KernelBuilderError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

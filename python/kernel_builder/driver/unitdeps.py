@@ -309,9 +309,10 @@ def usable_aliases(aliases: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
 
 def scan_unit(
     plan: Plan, unit: Unit, *, tree: Path, sources: Path, work: Path, aliases: Sequence[tuple[str, str]] = (),
+    top: str = "/tmp",
 ) -> UnitDeps:
-    """Measure one unit (see the module's docstring); ``work`` is this unit's own directory."""
-    top = os.environ.get("NIX_BUILD_TOP", "/tmp")
+    """Measure one unit (see the module's docstring); ``work`` is this unit's own directory,
+    ``top`` the build's temporary directory (the job's sandbox), where the plan has ``TOP``."""
     here = str(work / "unit")  # the unit's scratch directory while it is scanned
     scratch_token = plan.scratch
 
@@ -394,7 +395,7 @@ def _store_words(arg: str) -> list[str]:
 
 def scan_plan(
     plan_dir: Path, sources: Path, *, work: Path, jobs: int = 1, aliases: Sequence[tuple[str, str]] = (),
-    only: str | None = None,
+    only: str | None = None, top: str = "/tmp",
 ) -> dict[str, UnitDeps]:
     """Every unit of the plan in ``plan_dir``, measured over the kernel files in ``sources``;
     ``aliases``: (CUDA home, CUDA compiler) store paths (see the module's docstring)."""
@@ -407,7 +408,7 @@ def scan_plan(
         directory = work / f"u{index}"
         directory.mkdir(parents=True, exist_ok=True)
         try:
-            return scan_unit(plan, unit, tree=plan_dir / "tree", sources=sources, work=directory, aliases=aliases)
+            return scan_unit(plan, unit, tree=plan_dir / "tree", sources=sources, work=directory, aliases=aliases, top=top)
         finally:
             shutil.rmtree(directory, ignore_errors=True)
 

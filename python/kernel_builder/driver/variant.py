@@ -1,8 +1,9 @@
 """Build one variant: generate → compile → lay out → metadata + digest → check → publish.
 
 This is what each Nix derivation runs (through ``run_variant``) and what
-``kernel-builder build --local`` runs per variant. Inputs are the kernel source, the
-variant name and a toolchain Python; the output is ``OUT/<variant>/``, complete or absent.
+``kernel-builder build --local`` runs per variant. Its input is one ``driver.job.VariantJob``
+(the kernel source, the variant name, the toolchain, the options, the sandbox); the output
+is ``OUT/<variant>/``, complete or absent.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import attrs
 
+from kernel_builder.backends import backend_module
 from kernel_builder.config import load
 from kernel_builder.config.model import Backend, Build
 from kernel_builder.tree.digest import compute_digest
@@ -33,11 +35,11 @@ from kernel_builder.tree.checks import MANYLINUX, check_variant, manylinux_viola
 from kernel_builder.driver.compile import compile_module, write_project
 from kernel_builder.driver.generate import CompilePlan
 from kernel_builder.driver.cuda_archs import supported_from_nvcc
+from kernel_builder.driver.job import ToolchainInputs, VariantJob
 from kernel_builder.driver.ops_id import ops_identifier, unique_id
 from kernel_builder.driver.scratch import Scratch, build_dir, scratch_dir
 from kernel_builder.pyenv import Toolchain, probe_cuda, probe_toolchain
 from kernel_builder.variants.compat import buildable, compilable_here
-from kernel_builder.variants.host import Platform
 from kernel_builder.variants.names import Kind, Variant, parse
 from kernel_builder.variants.system import toolchain_system
 
@@ -60,30 +62,13 @@ class VariantResult:
     notes: tuple[str, ...] = ()
 
 
-# Set by the pinned cross toolchains (nix/toolchains/pinned.nix): the system the module is
-# for when it is not this machine's (aarch64-linux, built on x86_64-linux), and the
-# target's Python under qemu that imports it (the variant step only; see docs/nix.md).
-TARGET_ENV = "KERNEL_BUILDER_TARGET_SYSTEM"
-TARGET_PYTHON_ENV = "KERNEL_BUILDER_TARGET_PYTHON"
-
-
-def target_platform() -> Platform | None:
-    """The machine a cross toolchain builds for (``$KERNEL_BUILDER_TARGET_SYSTEM``); None
-    when the module is for this machine."""
-    value = os.environ.get(TARGET_ENV, "")
-    cpu, _, os_name = value.partition("-")
-    if not value:
-        return None
-    if not cpu or not os_name:
-        raise BuildError(f"${TARGET_ENV}={value!r} is not a Nix system", hint="expected e.g. aarch64-linux")
-    return Platform(cpu, os_name)
-
-
-def _check_toolchain(variant: Variant, toolchain: Toolchain, tvm: tvm_ffi.TvmFfi | None = None) -> None:
+def _check_toolchain(
+    variant: Variant, toolchain: Toolchain, given: ToolchainInputs, tvm: tvm_ffi.TvmFfi | None = None,
+) -> None:
     """Refuse a toolchain that cannot build ``variant`` (``variants.compat.buildable``);
-    a cross toolchain builds for its target, with the build Python's torch. A tvm-ffi
-    variant must also match the tvm-ffi it compiles against (``tvm``)."""
-    system = toolchain_system(toolchain, target_platform())
+    a cross toolchain builds for its target (``given.target``), with the build Python's
+    torch. A tvm-ffi variant must also match the tvm-ffi it compiles against (``tvm``)."""
+    system = toolchain_system(toolchain, given.target.platform)
     if tvm is not None:
         system = attrs.evolve(system, tvm_ffi_version=tvm.major_minor)
     fit = buildable(variant, system)
@@ -105,46 +90,38 @@ def _provenance(source: Path, kernel_commit: str | None, kernel_dirty: bool) -> 
     return current_provenance(source)
 
 
-def build_variant(
-    source: str | os.PathLike[str],
-    variant_name: str,
-    out_dir: str | os.PathLike[str],
-    *,
-    toolchain_python: str,
-    build: Build | None = None,
-    uid: str | None = None,
-    kernel_commit: str | None = None,
-    kernel_dirty: bool = False,
-    jobs: int | None = None,
-    verbose: bool = False,
-    keep_scratch: bool = False,
-    strict_manylinux: bool = False,
-    import_check: bool = True,
-    cuda_capabilities: tuple[str, ...] | None = None,
-    work_dir: Path | None = None,
-    clean: bool = False,
-    prebuilt_module: str | os.PathLike[str] | None = None,
-    build_layout: str | None = None,
-) -> VariantResult:
-    """Build ``variant_name`` of the kernel in ``source`` into ``out_dir/variant_name``.
+@attrs.frozen
+class _Subject:
+    """What one build makes: the kernel's build.toml, the variant, its ids and layout."""
 
-    ``import_check=False`` skips importing it (upstream's ``doGetKernelCheck = false``);
-    ``cuda_capabilities`` narrows a CUDA variant's archs (``--cuda-capabilities``, for a
-    faster local iteration); the metadata records it, and ``upload`` refuses such a tree.
-    ``work_dir`` (``build --local``): compile in the kept ``work_dir/<variant>`` (an
-    incremental build, ``scratch.build_dir``) instead of a fresh scratch directory;
-    ``clean`` empties it first.
+    build: Build
+    variant: Variant
+    ops_id: str
+    uid: str
+    is_arch: bool
+    layout: str  # files | zip
+
+
+def build_variant(job: VariantJob, *, build: Build | None = None) -> VariantResult:
+    """Build ``job.variant`` of the kernel in ``job.source`` into ``job.out/<variant>``.
+
+    ``build`` is the kernel's parsed build.toml when the caller holds it already.
+    ``job.options`` (``driver.job.Options``): ``import_check=False`` skips importing it
+    (upstream's ``doGetKernelCheck = false``); ``cuda_capabilities`` narrows a CUDA
+    variant's archs (``--cuda-capabilities``, for a faster local iteration); the metadata
+    records it, and ``upload`` refuses such a tree. ``work_dir`` (``build --local``):
+    compile in the kept ``work_dir/<variant>`` (an incremental build, ``scratch.build_dir``)
+    instead of a fresh scratch directory; ``clean`` empties it first.
     ``prebuilt_module`` is a link output of the per-object build (``driver.units``: the
     module and its ``module.json``): the variant is assembled from it, nothing is compiled.
     ``build_layout`` (``files`` or ``zip``, ``build --layout``) overrides build.toml's
     ``[general] build-layout``: with ``zip`` the package goes into ``<id>.zip``
     (``tree.ziplayout``), and the import check loads it from there."""
     started = time.monotonic()
-    source = Path(source).resolve()
-    out = Path(out_dir).resolve()
+    source, out, options = job.source, job.out, job.options
     build = build or load(source)
     try:
-        variant = parse(variant_name)
+        variant = parse(job.variant)
     except ValueError as exc:
         raise BuildError(str(exc), hint="run `kernel-builder list-variants` to see valid names") from None
     backend = variant.backend
@@ -165,11 +142,12 @@ def build_variant(
             f"variant {variant} does not match build.toml: for backend {backend} the variant is {expected}",
             hint="run `kernel-builder list-variants` to see this kernel's variants",
         )
-    layout = build_layout or build.build_layout.value
+    layout = options.build_layout or build.build_layout.value
     if layout not in BUILD_LAYOUTS:
         raise BuildError(f"unknown build layout {layout!r}; expected one of {', '.join(BUILD_LAYOUTS)}")
-    uid = unique_id(source, override=uid)
+    uid = unique_id(source, override=options.uid)
     ops_id = ops_identifier(build.python_name, backend, uid)
+    subject = _Subject(build, variant, ops_id, uid, is_arch, layout)
     log.info(f"building {variant} ({ops_id})")
     clean_stale_staging(out)  # left by a killed build
     staged = staging_dir(out, variant.name)
@@ -177,12 +155,13 @@ def build_variant(
     # The stub libcuda.so.1 of a CUDA build (generate.DRIVER_STUB_FILE), kept past the
     # scratch directory for the import check: a module that calls the driver API loads here.
     stub_dir = Path(tempfile.mkdtemp(prefix="kb-driver-stub-"))
-    target = target_platform()
-    import_python = toolchain_python
+    target = job.toolchain.target.platform
+    import_check = options.import_check
+    import_python = job.toolchain.python
     if target is not None and import_check:
         # This machine's Python cannot load a module of another machine; the target's, under
         # emulation, can.
-        import_python = os.environ.get(TARGET_PYTHON_ENV, "")
+        import_python = job.toolchain.target.python or ""
         if not import_python:
             log.warning(f"{variant}: no import check: the module is for {target.system} (cross-built) "
                         "and the toolchain has no emulated Python for it")
@@ -192,25 +171,17 @@ def build_variant(
     try:
         if import_check:
             # a tvm-ffi variant loads through the tvm_ffi it was built against
-            extra = (str(tvm_ffi.locate(toolchain_python, dict(os.environ)).site),) if build.is_tvm_ffi else ()
-            importer = start_import_check(import_python, extra_paths=extra)  # imports torch while we compile
+            extra = (str(tvm_ffi.locate(job.toolchain.python, dict(job.toolchain.environ)).site),) if build.is_tvm_ffi else ()
+            importer = start_import_check(import_python, extra_paths=extra, environ=job.toolchain.environ)  # imports torch while we compile
         # Noarch variants compile nothing and need no scratch directory.
         scratch_context = (
-            contextlib.nullcontext() if not is_arch or prebuilt_module is not None
-            else build_dir(build, source, Path(work_dir) / variant.name, clean=clean) if work_dir is not None
-            else scratch_dir(build, source, variant.name, ops_id, keep=keep_scratch)
+            contextlib.nullcontext() if not is_arch or options.prebuilt_module is not None
+            else build_dir(build, source, options.work_dir / variant.name, clean=options.clean) if options.work_dir is not None
+            else scratch_dir(build, source, variant.name, ops_id, keep=options.keep_scratch)
         )
         with scratch_context as scratch:
-            provenance = _provenance(source, kernel_commit, kernel_dirty)
-            narrowed = cuda_capabilities if backend == "cuda" and is_arch and cuda_capabilities else None
-            if narrowed:
-                provenance = attrs.evolve(provenance, cuda_capabilities=narrowed)
-            prebuilt = Path(prebuilt_module) if prebuilt_module is not None and is_arch else None
-            metadata = _assemble(
-                build, variant, source, staged, scratch, ops_id, uid, is_arch, toolchain_python,
-                provenance, jobs, verbose, strict_manylinux, narrowed, prebuilt, stub_dir, layout,
-            )
-            if keep_scratch and scratch is not None and work_dir is None:
+            metadata = _assemble(subject, job, staged, scratch, stub_dir)
+            if options.keep_scratch and scratch is not None and options.work_dir is None:
                 log.info(f"scratch kept at {scratch.path}")
         report = check_variant(
             staged,
@@ -218,7 +189,7 @@ def build_variant(
             python_platform=target,
             pyext=build.pyext,
             python_name=build.python_name,
-            strict_manylinux=strict_manylinux,
+            strict_manylinux=options.strict_manylinux,
             variant_name=variant.name,
             import_process=importer,
             driver_stub=_kept_stub(stub_dir),
@@ -245,50 +216,42 @@ def build_variant(
     )
 
 
-def _assemble(
-    build: Build,
-    variant: Variant,
-    source: Path,
-    staged: Path,
-    scratch: Scratch | None,
-    ops_id: str,
-    uid: str,
-    is_arch: bool,
-    toolchain_python: str,
-    provenance: Provenance,
-    jobs: int | None,
-    verbose: bool,
-    strict_manylinux: bool = False,
-    narrow_cuda: tuple[str, ...] | None = None,
-    prebuilt: Path | None = None,
-    stub_dir: Path | None = None,
-    layout: str = "files",
-) -> Metadata:
+def _narrowed(subject: _Subject, capabilities: tuple[str, ...] | None) -> tuple[str, ...] | None:
+    """The CUDA archs ``--cuda-capabilities`` narrows an arch CUDA variant to (else None)."""
+    narrows = backend_module(subject.variant.backend).narrows_capabilities
+    return capabilities if narrows and subject.is_arch and capabilities else None
+
+
+def _assemble(subject: _Subject, job: VariantJob, staged: Path, scratch: Scratch | None, stub_dir: Path | None) -> Metadata:
     """Fill ``staged`` with the package files, ``_ops.py``, the module and metadata + digest;
     a CUDA build's stub libcuda.so.1 goes to ``stub_dir`` (for the import check). With the
     ``zip`` layout the package files (``_ops.py`` included) are packed into ``<id>.zip``."""
-    backend = variant.backend
-    copy_python_files(source / build.ext_dir / build.python_name, staged, build.pyext)
+    build, backend, ops_id, options = subject.build, subject.variant.backend, subject.ops_id, job.options
+    provenance = _provenance(job.source, options.kernel_commit, options.kernel_dirty)
+    narrowed = _narrowed(subject, options.cuda_capabilities)
+    if narrowed:
+        provenance = attrs.evolve(provenance, cuda_capabilities=narrowed)
+    prebuilt = options.prebuilt_module if subject.is_arch else None
+    copy_python_files(job.source / build.ext_dir / build.python_name, staged, build.pyext)
     metadata = Metadata.for_backend(build, ops_id, backend, provenance=provenance)
     if prebuilt is not None:
-        archs = _install_prebuilt(prebuilt, ops_id, staged / module_name(build, ops_id), strict_manylinux)
+        archs = _install_prebuilt(prebuilt, ops_id, staged / module_name(build, ops_id), options.strict_manylinux)
         _keep_stub(prebuilt, stub_dir)
         if archs:
             metadata = metadata.with_archs(list(archs))
         ops_py = _render_ops_py(build, backend, ops_id)
     elif scratch is not None:
-        toolchain = probe_toolchain(toolchain_python)
-        archs = _compile(build, variant, ops_id, scratch, toolchain, staged, jobs, verbose, strict_manylinux,
-                         narrow_cuda)
+        toolchain = probe_toolchain(job.toolchain.python)
+        archs = _compile(subject, job, scratch, toolchain, staged)
         _keep_stub(scratch.path / "cmake-build", stub_dir)
         if archs:
             metadata = metadata.with_archs(list(archs))
         ops_py = _render_ops_py(build, backend, ops_id)
     else:
-        ops_py = generate.render_noarch_ops_py(name=build.name, python_name=build.python_name, uid=uid)
+        ops_py = generate.render_noarch_ops_py(name=build.name, python_name=build.python_name, uid=subject.uid)
     (staged / "_ops.py").write_text(ops_py)
     shutil.rmtree(staged / "__pycache__", ignore_errors=True)
-    if layout == "zip":
+    if subject.layout == "zip":
         ziplayout.pack(staged, ops_id)
         metadata = attrs.evolve(metadata, build_layout="zip")
     metadata = metadata.with_digest(compute_digest(staged))
@@ -336,12 +299,16 @@ def make_plan(
     ops_id: str,
     scratch: Scratch,
     toolchain: Toolchain,
+    *,
+    given: ToolchainInputs,
     narrow_cuda: tuple[str, ...] | None = None,
 ) -> CompilePlan:
     """The compile plan of ``variant`` in ``scratch``: what the one-variant build compiles
-    and what ``driver.plan`` splits into one command per translation unit."""
-    tvm = tvm_ffi.locate(toolchain.python, dict(os.environ)) if build.is_tvm_ffi else None
-    _check_toolchain(variant, toolchain, tvm)
+    and what ``driver.plan`` splits into one command per translation unit. ``toolchain``
+    is the probed toolchain Python, ``given`` what the job says of the toolchain (its
+    cross target, prefix maps, and the environment the pinned inputs are found in)."""
+    tvm = tvm_ffi.locate(toolchain.python, dict(given.environ)) if build.is_tvm_ffi else None
+    _check_toolchain(variant, toolchain, given, tvm)
     backend = variant.backend
     stable = variant.version if variant.kind is Kind.STABLE_ABI else None
     cuda_version = None
@@ -355,15 +322,16 @@ def make_plan(
             driver_symbols = generate.driver_api_symbols(cuda_h.read_text(errors="replace"))
 
         supported = supported_from_nvcc(toolkit.list_gpu_code)
-    deps = cpp_deps.resolve(build, backend, python=toolchain.python, site_packages=toolchain.site_packages)
+    deps = cpp_deps.resolve(build, backend, python=toolchain.python, site_packages=toolchain.site_packages,
+                            environ=given.environ)
     prefix_maps = (
-        *os.environ.get("KERNEL_BUILDER_PREFIX_MAPS", "").split(), *deps.prefix_maps,
+        *given.prefix_maps, *deps.prefix_maps,
         *(() if tvm is None else (f"-ffile-prefix-map={tvm.site.as_posix()}=/tvm-ffi",)),
     )
     # Rust components: cargo builds each crate (vendored crates only, offline) before CMake
     # links the module; their static libraries are linked whole.
     rust_libraries = rust.build_components(
-        build, backend, scratch.src, scratch.path / "cargo", environ=os.environ,
+        build, backend, scratch.src, scratch.path / "cargo", environ=given.environ,
         prefix_maps=tuple(tuple(m.removeprefix("-ffile-prefix-map=").split("=", 1)) for m in prefix_maps
                           if m.startswith("-ffile-prefix-map=") and "=" in m.removeprefix("-ffile-prefix-map=")),
     )
@@ -378,7 +346,7 @@ def make_plan(
         stable_abi=stable,
         cuda_version=cuda_version or toolchain.cuda_major_minor,
         cuda_supported=supported,
-        extra_system_includes=toolchain.nvidia_includes if backend == "cuda" else (),
+        extra_system_includes=backend_module(backend).toolchain_includes(toolchain),
         # Set by the pinned toolchain: its store paths must not end up in the module.
         toolchain_prefix_maps=prefix_maps,
         dependency_includes=deps.includes,
@@ -401,25 +369,16 @@ def make_plan(
     return plan
 
 
-def _compile(
-    build: Build,
-    variant: Variant,
-    ops_id: str,
-    scratch: Scratch,
-    toolchain: Toolchain,
-    staged: Path,
-    jobs: int | None,
-    verbose: bool,
-    strict_manylinux: bool = False,
-    narrow_cuda: tuple[str, ...] | None = None,
-) -> tuple[str, ...]:
-    plan = make_plan(build, variant, ops_id, scratch, toolchain, narrow_cuda)
+def _compile(subject: _Subject, job: VariantJob, scratch: Scratch, toolchain: Toolchain, staged: Path) -> tuple[str, ...]:
+    build, ops_id = subject.build, subject.ops_id
+    plan = make_plan(build, subject.variant, ops_id, scratch, toolchain, given=job.toolchain,
+                     narrow_cuda=_narrowed(subject, job.options.cuda_capabilities))
     try:
-        library = compile_module(plan, toolchain, scratch.path, jobs=jobs, verbose=verbose)
+        library = compile_module(plan, toolchain, scratch.path, job)
     except BuildError:
         scratch.keep = True  # the error names its build.log (outside Nix; inside, the sandbox goes anyway)
         raise
-    if strict_manylinux:
+    if job.options.strict_manylinux:
         _refuse_new_glibc_symbols(library, scratch.path)
     _install_module(library, staged / module_name(build, ops_id))
     return plan.archs

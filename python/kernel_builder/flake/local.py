@@ -26,6 +26,7 @@ from kernel_builder.config import load
 from kernel_builder.config.model import Build
 from kernel_builder.errors import BuildError
 from kernel_builder.pyenv import Toolchain, probe_toolchain
+from kernel_builder.driver.job import Options, VariantJob
 from kernel_builder.driver.variant import VariantResult, build_variant
 from kernel_builder.flake.kernel_source import kernel_files
 from kernel_builder.flake.selection import select_local_variants
@@ -128,9 +129,9 @@ def build_local(
     previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None
     try:
         return [
-            build_variant(kernel_dir, name, out, toolchain_python=python, build=build, jobs=cores, verbose=verbose,
-                          cuda_capabilities=tuple(cuda_capabilities) if cuda_capabilities else None,
-                          work_dir=work_dir, clean=clean, build_layout=build_layout)
+            build_variant(VariantJob.from_environ(kernel_dir, name, out, toolchain_python=python, options=Options(
+                jobs=cores, verbose=verbose, cuda_capabilities=tuple(cuda_capabilities) if cuda_capabilities else None,
+                work_dir=work_dir, clean=clean, build_layout=build_layout)), build=build)
             for name in names
         ]
     except BaseException:

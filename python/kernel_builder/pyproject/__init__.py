@@ -111,7 +111,7 @@ def _compile_commands(kernel_dir: Path, project: ProjectFiles, toolchain: Toolch
     with tempfile.TemporaryDirectory(prefix="kernel-builder-pyproject-") as work:
         args = [cmake, "-S", str(kernel_dir), "-B", work, "-G", "Ninja", f"-DCMAKE_MAKE_PROGRAM={ninja}",
                 f"-DPython3_EXECUTABLE={toolchain.python}", "-DCMAKE_BUILD_TYPE=Release", "-Wno-dev"]
-        done = subprocess.run(args, env=build_env(project.plan), capture_output=True, text=True, check=False)
+        done = subprocess.run(args, env=build_env(project.plan, os.environ), capture_output=True, text=True, check=False)
         if done.returncode != 0:
             tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-20:])
             raise BuildError(

@@ -10,6 +10,7 @@ setup.py (a setuptools ``build_ext`` that runs CMake) and pyproject.toml.
 
 from __future__ import annotations
 
+import os
 import re
 from importlib import resources
 from pathlib import Path
@@ -21,6 +22,7 @@ from kernel_builder.config.model import Backend, Build
 from kernel_builder.config.registry import registry
 from kernel_builder.driver import generate
 from kernel_builder.driver.generate import CompilePlan
+from kernel_builder.driver.job import ToolchainInputs
 from kernel_builder.driver.scratch import Scratch
 from kernel_builder.driver.variant import make_plan
 from kernel_builder.pyenv import Toolchain, probe_cuda
@@ -115,7 +117,7 @@ def project_files(build: Build, kernel_dir: Path, variant: Variant, ops_id: str,
     """Every file ``create-pyproject`` writes except compile_commands.json (made by running
     CMake on these). ``kernel_dir`` is absolute."""
     scratch = _KernelDirScratch(kernel_dir)
-    plan = make_plan(build, variant, ops_id, scratch, toolchain)
+    plan = make_plan(build, variant, ops_id, scratch, toolchain, given=ToolchainInputs.from_environ(toolchain.python, os.environ))
     portable = relocate(record_sources_as_built(plan, kernel_dir, scratch), kernel_dir)
     module = generate.render(portable)
     major, minor = toolchain.torch_major_minor

@@ -236,7 +236,9 @@ def check_abi(library: Path, *, strict_manylinux: bool = False, stable_abi: bool
 # Imports torch first, then reads "<variant dir>\t<ops id>" from stdin: the build starts
 # it before compiling so that torch's import time overlaps with the compiler. The paths in
 # $KERNEL_BUILDER_IMPORT_PATH (the kernels loader's runtime dependencies and the kernel's
-# python-depends, pinned) come after the toolchain's own site-packages, which win. Each is
+# python-depends, pinned), then those after argv[1] (start_import_check's extra_paths),
+# come after the toolchain's own site-packages, which win. This interpreter reads them (and
+# $KERNEL_BUILDER_KERNEL_DEPS) from the environment it is handed; the driver does not. Each is
 # added as a site directory, so its .pth files count as they do in an installed
 # environment (nvidia-cutlass-dsl's `cutlass` is only importable through its .pth).
 _IMPORT_SCRIPT = r"""
@@ -245,7 +247,7 @@ import gc, importlib, importlib.util, json, os, site, sys, warnings
 # the collector's passes over torch's import are a sixth of an emulated check (3.5 s of 23).
 gc.disable()
 warnings.simplefilter("ignore")
-for entry in os.environ.get("KERNEL_BUILDER_IMPORT_PATH", "").split(os.pathsep):
+for entry in os.environ.get("KERNEL_BUILDER_IMPORT_PATH", "").split(os.pathsep) + sys.argv[2:]:
     if entry:
         site.addsitedir(entry)
 import torch
@@ -392,16 +394,17 @@ def _huge_pages_off() -> Callable[[], None] | None:
     return turn_off
 
 
-def start_import_check(python: str, *, extra_paths: Iterable[str] = ()) -> subprocess.Popen:
+def start_import_check(
+    python: str, *, extra_paths: Iterable[str] = (), environ: Mapping[str, str] | None = None,
+) -> subprocess.Popen:
     """Start the import-check interpreter now (it imports torch and waits for a variant).
-    ``extra_paths`` join ``$KERNEL_BUILDER_IMPORT_PATH`` (a tvm-ffi kernel's tvm_ffi)."""
-    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
-    joined = [p for p in (env.get("KERNEL_BUILDER_IMPORT_PATH", ""), *extra_paths) if p]
-    if joined:
-        env["KERNEL_BUILDER_IMPORT_PATH"] = os.pathsep.join(joined)
+    ``extra_paths`` come after ``$KERNEL_BUILDER_IMPORT_PATH`` (a tvm-ffi kernel's tvm_ffi).
+    ``environ`` is the environment it runs in, handed on whole (a variant build's job's;
+    None: this process's, as for ``kernel-builder check``), without PYTHONPATH."""
+    env = dict(os.environ if environ is None else environ, PYTHONDONTWRITEBYTECODE="1")
     env.pop("PYTHONPATH", None)
     return subprocess.Popen(
-        [python, "-c", _IMPORT_SCRIPT, symbols.__file__],
+        [python, "-c", _IMPORT_SCRIPT, symbols.__file__, *(p for p in extra_paths if p)],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
