@@ -37,7 +37,7 @@ from typing import Literal
 
 import attrs
 
-from kernel_builder.driver.cuda_archs import split_capabilities
+from kernel_builder.backends.cuda_archs import split_capabilities
 from kernel_builder.errors import BuildError
 from kernel_builder.tree.metadata import BUILD_LAYOUTS
 from kernel_builder.variants.host import Platform
