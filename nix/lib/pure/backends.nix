@@ -30,6 +30,18 @@ rec {
   */
   compiledSuffixes = unique (table.commonSources ++ concatMap (b: b.sources) table.backends);
 
+  /* Edition 6's component languages and the backend of each: `cpp-<backend>` for every
+     backend a component may target, and the table's `languages` rows (Rust).
+
+     Type: languages :: { <language> = string; }
+
+     Example:
+       languages."rust-cutile"
+       => "cuda"
+  */
+  languages = listToAttrs (map (b: { name = "cpp-${b.name}"; value = b.name; }) (filter (b: b.kernel) table.backends)
+    ++ map (l: { inherit (l) name; value = l.backend; }) table.languages);
+
   /* Whether a relative path is a compiled source.
 
      Type: isCompiled :: string -> bool

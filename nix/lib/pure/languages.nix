@@ -3,20 +3,12 @@
 # compares the two tables. Every Nix reader of a component's backend asks `backendOf`, so an
 # edition-6 component (`language`) and its edition-5 twin (`backend`) build alike.
 rec {
-  /* The backend of each language.
+  /* The backend of each language: the backend table's (backends.nix, from
+     python/kernel_builder/data/backends.json).
 
      Type: backends :: { <language> = string; }
   */
-  backends = {
-    "cpp-cpu" = "cpu";
-    "cpp-cuda" = "cuda";
-    "cpp-rocm" = "rocm";
-    "cpp-xpu" = "xpu";
-    "cpp-metal" = "metal";
-    "rust-cpu" = "cpu";
-    "rust-cuda-oxide" = "cuda";
-    "rust-cutile" = "cuda";
-  };
+  backends = (import ./backends.nix).languages;
 
   /* Why a language's components are not built here (its compiler is not in any registry the
      toolchain lock pins); the languages missing here build. Python's table is

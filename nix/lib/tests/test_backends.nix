@@ -11,6 +11,15 @@ in
   compiledSuffixes = {
     table = { expr = b.compiledSuffixes; expected = [ "c" "cc" "cpp" "cxx" "cu" "hip" "mm" "metal" ]; };
   };
+  languages = {
+    table = {
+      expr = b.languages;
+      expected = {
+        "cpp-cpu" = "cpu"; "cpp-cuda" = "cuda"; "cpp-rocm" = "rocm"; "cpp-xpu" = "xpu"; "cpp-metal" = "metal";
+        "rust-cpu" = "cpu"; "rust-cuda-oxide" = "cuda"; "rust-cutile" = "cuda";
+      };
+    };
+  };
   isCompiled = {
     cpp = { expr = b.isCompiled "csrc/relu.cpp"; expected = true; };
     metal = { expr = b.isCompiled "relu_metal/relu.metal"; expected = true; };

@@ -45,6 +45,7 @@ __all__ = [
     "by_token",
     "from_torch_versions",
     "kernel_backends",
+    "languages",
     "build_set_backends",
     "compiled_suffixes",
     "torch_index",
@@ -54,7 +55,7 @@ TABLE_FILE = Path(__file__).resolve().parent.parent / "data" / "backends.json"
 EXTRA_BACKENDS_ENV = "KERNEL_BUILDER_EXTRA_BACKENDS"
 
 
-def _read_rows(path: Path, what: str) -> tuple[list[str], list[dict[str, Any]]]:
+def _read_rows(path: Path, what: str) -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -62,23 +63,23 @@ def _read_rows(path: Path, what: str) -> tuple[list[str], list[dict[str, Any]]]:
     rows = data.get("backends") if isinstance(data, dict) else None
     if not isinstance(rows, list) or not all(isinstance(r, dict) and isinstance(r.get("name"), str) for r in rows):
         raise RuntimeError(f"{what} {path}: expected {{\"backends\": [{{\"name\": ..., ...}}, ...]}}")
-    return list(data.get("commonSources", [])), rows
+    return list(data.get("commonSources", [])), rows, list(data.get("languages", []))
 
 
-def _table() -> tuple[list[str], list[dict[str, Any]]]:
-    common, rows = _read_rows(TABLE_FILE, "the backend table")
+def _table() -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]:
+    common, rows, languages = _read_rows(TABLE_FILE, "the backend table")
     extra = os.environ.get(EXTRA_BACKENDS_ENV)
     if extra:
-        _, more = _read_rows(Path(extra), f"${EXTRA_BACKENDS_ENV}")
+        _, more, more_languages = _read_rows(Path(extra), f"${EXTRA_BACKENDS_ENV}")
         known = {r["name"] for r in rows}
         clash = sorted(r["name"] for r in more if r["name"] in known)
         if clash:
             raise RuntimeError(f"${EXTRA_BACKENDS_ENV} ({extra}) names backends the table has: {', '.join(clash)}")
-        rows = rows + more
-    return common, rows
+        rows, languages = rows + more, languages + more_languages
+    return common, rows, languages
 
 
-_COMMON_SOURCES, _ROWS = _table()
+_COMMON_SOURCES, _ROWS, _LANGUAGES = _table()
 
 
 class _BackendBase(str, enum.Enum):
@@ -179,6 +180,13 @@ def torch_backend(backend: Backend | str) -> Backend:
     else itself."""
     s = spec(backend)
     return s.backend if s.torch is None else Backend.parse(s.torch)
+
+
+def languages() -> dict[str, Backend]:
+    """Edition 6's component languages and the backend each one builds for: ``cpp-<backend>``
+    for every backend a component may target, then the table's ``languages`` rows (Rust)."""
+    cpp = {f"cpp-{b.value}": b for b, s in BACKENDS.items() if s.kernel}
+    return cpp | {row["name"]: Backend.parse(row["backend"]) for row in _LANGUAGES}
 
 
 def versioned() -> tuple[Backend, ...]:

@@ -18,7 +18,7 @@ import attrs
 
 from kernel_builder._eq import fields_eq, fields_hash
 from kernel_builder._repr import fields_repr
-from kernel_builder.backends import Backend, kernel_backends
+from kernel_builder.backends import Backend, kernel_backends, languages
 from kernel_builder.versions import Version
 
 __all__ = [
@@ -141,17 +141,8 @@ def validate_branch_name(name: str) -> str:
     return name
 
 
-class Language(str, enum.Enum):
+class _LanguageBase(str, enum.Enum):
     """Edition 6's ``[kernel.NAME] language``: the source language and, with it, the backend."""
-
-    CPP_CPU = "cpp-cpu"
-    CPP_CUDA = "cpp-cuda"
-    CPP_ROCM = "cpp-rocm"
-    CPP_XPU = "cpp-xpu"
-    CPP_METAL = "cpp-metal"
-    RUST_CPU = "rust-cpu"
-    RUST_CUDA_OXIDE = "rust-cuda-oxide"
-    RUST_CUTILE = "rust-cutile"
 
     def __str__(self) -> str:
         return self.value
@@ -170,16 +161,13 @@ class Language(str, enum.Enum):
         return cls(f"cpp-{backend.value}")
 
 
-_LANGUAGE_BACKEND = {
-    Language.CPP_CPU: Backend.CPU,
-    Language.CPP_CUDA: Backend.CUDA,
-    Language.CPP_ROCM: Backend.ROCM,
-    Language.CPP_XPU: Backend.XPU,
-    Language.CPP_METAL: Backend.METAL,
-    Language.RUST_CPU: Backend.CPU,
-    Language.RUST_CUDA_OXIDE: Backend.CUDA,
-    Language.RUST_CUTILE: Backend.CUDA,
-}
+# The languages are the backend table's (kernel_builder.backends.languages): ``cpp-<backend>``
+# for each backend a component may target (Language.CPP_CUDA), then the Rust rows
+# (Language.RUST_CPU, RUST_CUDA_OXIDE, RUST_CUTILE), in table order.
+Language = _LanguageBase(  # type: ignore[call-overload]
+    "Language", [(name.upper().replace("-", "_"), name) for name in languages()], module=__name__, qualname="Language"
+)
+_LANGUAGE_BACKEND = {Language(name): backend for name, backend in languages().items()}
 
 # cuTile (rust-cutile) first shipped with CUDA 13.2: ``tileiras-minver`` may not be lower.
 RUST_MIN_TILEIRAS = Version((13, 2))
