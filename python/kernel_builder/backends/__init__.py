@@ -28,6 +28,7 @@ import attrs
 
 from kernel_builder._repr import fields_repr
 from kernel_builder.backends.base import ArchChoice, ArchContext, BackendModule
+from kernel_builder.errors import ConfigError
 
 __all__ = [
     "Backend",
@@ -37,6 +38,7 @@ __all__ = [
     "ArchContext",
     "BACKENDS",
     "EXTRA_BACKENDS_ENV",
+    "ROW_KEYS",
     "TABLE_FILE",
     "spec",
     "backend_module",
@@ -55,14 +57,29 @@ TABLE_FILE = Path(__file__).resolve().parent.parent / "data" / "backends.json"
 EXTRA_BACKENDS_ENV = "KERNEL_BUILDER_EXTRA_BACKENDS"
 
 
+# The keys of a row (docs/backends.md says what each means).
+ROW_KEYS = frozenset({
+    "name", "token", "versioned", "noarch", "label", "defines", "archKey", "torchVersionAttr", "compilableHere",
+    "kernel", "buildSet", "minorCompatible", "torchIndex", "pypi", "sources", "torch", "module",
+})
+_HINT = "see docs/backends.md (Adding a backend) for the table's keys"
+
+
 def _read_rows(path: Path, what: str) -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        raise RuntimeError(f"{what} {path} cannot be read as JSON: {exc}") from None
+        raise ConfigError(f"{what} {path} cannot be read as JSON: {exc}", hint=_HINT) from None
     rows = data.get("backends") if isinstance(data, dict) else None
     if not isinstance(rows, list) or not all(isinstance(r, dict) and isinstance(r.get("name"), str) for r in rows):
-        raise RuntimeError(f"{what} {path}: expected {{\"backends\": [{{\"name\": ..., ...}}, ...]}}")
+        raise ConfigError(f'{what} {path}: expected {{"backends": [{{"name": "...", ...}}, ...]}}', hint=_HINT)
+    for i, row in enumerate(rows):
+        unknown = sorted(set(row) - ROW_KEYS)
+        if unknown:
+            raise ConfigError(
+                f"{what} {path}: backends[{i}] ({row['name']}) has unknown keys {unknown}; expected some of {sorted(ROW_KEYS)}",
+                hint=_HINT,
+            )
     return list(data.get("commonSources", [])), rows, list(data.get("languages", []))
 
 
@@ -74,7 +91,10 @@ def _table() -> tuple[list[str], list[dict[str, Any]], list[dict[str, Any]]]:
         known = {r["name"] for r in rows}
         clash = sorted(r["name"] for r in more if r["name"] in known)
         if clash:
-            raise RuntimeError(f"${EXTRA_BACKENDS_ENV} ({extra}) names backends the table has: {', '.join(clash)}")
+            raise ConfigError(
+                f"${EXTRA_BACKENDS_ENV} ({extra}) names backends the table has: {', '.join(clash)}",
+                hint="a row of that file adds a backend; change the table itself (data/backends.json) to change one",
+            )
         rows, languages = rows + more, languages + more_languages
     return common, rows, languages
 
@@ -170,7 +190,7 @@ def backend_module(backend: Backend | str) -> BackendModule:
         return BackendModule(s.backend.value)
     found = importlib.import_module(s.module_name).BACKEND
     if not isinstance(found, BackendModule) or found.name != s.backend.value:
-        raise RuntimeError(f"{s.module_name}.BACKEND is not the BackendModule of {s.backend.value}")
+        raise ConfigError(f"{s.module_name}.BACKEND is not the BackendModule of {s.backend.value}", hint=_HINT)
     return found
 
 
