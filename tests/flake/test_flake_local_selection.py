@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kernel_builder.config import load, loads
-from kernel_builder.errors import BuildError
+from kernel_builder.errors import ConfigError
 from kernel_builder.flake.local import local_variants
 from kernel_builder.flake.selection import select_local_variants
 from kernel_builder.pyenv import Toolchain
@@ -89,14 +89,14 @@ def test_noarch_only_where_the_matrix_lists_it() -> None:
     sets = (BuildSet("2.13", Backend.CPU, "x86_64-linux"), BuildSet("2.13", Backend.CUDA, "x86_64-linux", "13.0"))
     names, skipped = _select(NOARCH, _toolchain(), sets=sets, bounds=DefaultBounds())
     assert names == ["torch-cpu", "torch-cuda"] and skipped == []
-    with pytest.raises(BuildError, match="no variant of backend metal is listed for this machine"):
+    with pytest.raises(ConfigError, match="no variant of backend metal is listed for this machine"):
         _select(NOARCH, _toolchain(), ["metal"], sets=sets, bounds=DefaultBounds())
 
 
 def test_named_backends_are_checked() -> None:
     relu = load(EXAMPLES / "relu")
     assert _select(relu, _toolchain(), ["cuda"])[0] == []
-    with pytest.raises(BuildError, match=r"--backend metal is not in \[general\] backends \['cpu', 'cuda'\]"):
+    with pytest.raises(ConfigError, match=r"--backend metal is not in \[general\] backends \['cpu', 'cuda'\]"):
         _select(relu, _toolchain(), ["metal"])
     assert _select(relu, _toolchain(), ["cpu"])[0] == ["torch213-cxx11-cpu-x86_64-linux"]
 

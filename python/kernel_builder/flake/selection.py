@@ -4,6 +4,8 @@
 names, or every bundle variant of the chosen backends that has a toolchain, with a note for
 each that has none); ``default_jobs`` shares the CPUs between them. ``select_local_variants``
 is ``build --local``'s choice: what ``list-variants`` lists, where the toolchain torch fits.
+A ``--backend`` the kernel has no variant of is ``unknown_backend``'s ``ConfigError``
+(exit 3) on both paths, as an unknown ``--variant`` is.
 No I/O here: the callers probe the machine, print the notes and report the errors.
 """
 
@@ -13,13 +15,21 @@ import os
 from collections.abc import Iterable, Sequence
 
 from kernel_builder.config.model import Backend, Build
-from kernel_builder.errors import BuildError, ConfigError
+from kernel_builder.errors import ConfigError
 from kernel_builder.flake.variant_table import VariantEntry
 from kernel_builder.variants.compat import Fit, buildable, compilable_here
 from kernel_builder.variants.matrix import MatrixResult
 from kernel_builder.variants.system import System
 
-__all__ = ["default_jobs", "select_variants", "select_local_variants"]
+__all__ = ["default_jobs", "select_variants", "select_local_variants", "unknown_backend"]
+
+
+def unknown_backend(message: str, backends: Iterable[str], *, hint: str | None = None) -> ConfigError:
+    """The error for a ``--backend`` that selects nothing of the kernel (``backends``: those it
+    has), the same on every path (the Nix build's variant table, ``build --local``'s
+    [general] backends and matrix): a ``ConfigError``, exit 3, like an unknown ``--variant``:
+    the command line asked for something build.toml does not have."""
+    return ConfigError(message, hint=hint or "backends of this kernel: " + ", ".join(sorted(backends)))
 
 
 def default_jobs(n_variants: int, cpus: int | None = None, *, per_object: bool = False) -> tuple[int, int]:
@@ -73,10 +83,7 @@ def select_variants(
     known_backends = {entry.backend for entry in table}
     for backend in backends:
         if backend not in known_backends:
-            raise ConfigError(
-                f"no variant of this kernel has backend {backend!r}",
-                hint="backends of this kernel: " + ", ".join(sorted(known_backends)),
-            )
+            raise unknown_backend(f"no variant of this kernel has backend {backend!r}", known_backends)
     if variants:
         return [entry.name for entry in table if entry.name in variants], []
     selected, notes = [], []
@@ -99,17 +106,15 @@ def select_local_variants(
     bounds and build-sets.json's ``defaultBounds`` hold); a variant is built when the
     toolchain torch ``toolchain`` can build it (``variants.compat.buildable``) and a
     toolchain for its backend exists here. ``backends`` narrows the choice; a backend
-    that is not in ``[general] backends``, or that the matrix lists nothing of, is a
-    ``BuildError``.
+    that is not in ``[general] backends`` (or no backend at all), or that the matrix lists
+    nothing of, is ``unknown_backend``'s ``ConfigError``.
     """
-    wanted = None if backends is None else {Backend.parse(b) for b in backends}
-    if wanted is not None:
-        unknown = wanted - set(build.general.backends)
+    declared = [b.value for b in build.general.backends]
+    if backends is not None:
+        unknown = sorted({b.lower() for b in backends} - set(declared))
         if unknown:
-            raise BuildError(
-                f"--backend {', '.join(sorted(b.value for b in unknown))} is not in [general] backends "
-                f"{[b.value for b in build.general.backends]}"
-            )
+            raise unknown_backend(f"--backend {', '.join(unknown)} is not in [general] backends {declared}", declared)
+    wanted = None if backends is None else {Backend.parse(b) for b in backends}
     names: list[str] = []
     skipped: list[str] = []
     for item in listed.variants:
@@ -137,8 +142,8 @@ def select_local_variants(
         listed_backends = {item.backend for item in listed.variants}
         missing = sorted(b.value for b in wanted - listed_backends)
         if missing and not names:
-            raise BuildError(
-                f"no variant of backend {', '.join(missing)} is listed for this machine",
+            raise unknown_backend(
+                f"no variant of backend {', '.join(missing)} is listed for this machine", declared,
                 hint="see `kernel-builder list-variants --system all`; name a variant with --variant to build it anyway",
             )
         skipped += [f"backend {b}: no variant is listed for this machine (--variant names one anyway)" for b in missing]
