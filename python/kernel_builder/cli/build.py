@@ -1,6 +1,7 @@
 """``kernel-builder build``: build variants with Nix (or ``--local``) into DIR/build.
 
-The command validates build.toml before Nix runs, selects the variants to build
+The command reads build.toml once, into a ``flake.kernel.Kernel`` that every step after it
+gets (validated before Nix runs), selects the variants to build
 (``flake.selection``), hands them to ``flake.flake_build`` and shows what happens: live
 progress on stderr, a final table, the log tail of each failed variant. Results go to
 stdout only with ``--json``.
@@ -145,14 +146,15 @@ def build(
       kernel-builder build . --timings          (where the time went: build/timings.html)
       nix run .#build-variants -j 2 $(kernel-builder build --print-nix-args)
     """
-    from kernel_builder.config import load  # lazy: the config reader (tomlkit, cattrs) is not needed for --help
+    from kernel_builder.flake.kernel import Kernel  # lazy: the config reader (tomlkit, cattrs) is not needed for --help
 
     if clean and not local:
         raise click.UsageError("--clean applies to --local builds only (a Nix build always starts from an empty directory)")
     if timings and local:
         raise click.UsageError("--timings charts the derivations of a Nix build; --local builds without Nix")
     kernel_dir = directory.resolve()
-    build = load(kernel_dir, check_sources=True)  # every build.toml error, before Nix runs
+    kernel = Kernel.read(kernel_dir, check_sources=True)  # the one read: every build.toml error, before Nix runs
+    build = kernel.build
     _note_stand_ins(build, backends)
     narrow = _capabilities(cuda_capabilities)
     if narrow:
@@ -164,13 +166,13 @@ def build(
     if local:
         if max_jobs is not None and max_jobs > 1:
             output.note(f"note: --local builds one variant at a time; -j {max_jobs} has no effect (--cores sets the compile jobs)")
-        _build_local(kernel_dir, build, variants, backends, toolchain_python, cores, print_build_logs, as_json, narrow, clean,
+        _build_local(kernel, variants, backends, toolchain_python, cores, print_build_logs, as_json, narrow, clean,
                      build_layout)
         return
     if print_nix_args:
-        from kernel_builder.flake.kernel_flake import prepare_kernel_flake  # lazy: as load
+        from kernel_builder.flake.kernel_flake import prepare_kernel_flake  # lazy: as Kernel
 
-        output.result(shlex.join(prepare_kernel_flake(kernel_dir, list(extra_pythons), toolchain=toolchain, cuda_capabilities=narrow,
+        output.result(shlex.join(prepare_kernel_flake(kernel, list(extra_pythons), toolchain=toolchain, cuda_capabilities=narrow,
                                                       build_layout=build_layout).flake_args))
         return
     if not (kernel_dir / "flake.nix").is_file():
@@ -186,7 +188,7 @@ def build(
 
     cache = cache_settings(caches, trusted_keys)
     flake_build.nix.check_builders(builders, 1 if max_jobs is None else max_jobs, caches=bool(caches))
-    flake = flake_build.open_kernel_flake(kernel_dir, extra_pythons, toolchain, cuda_capabilities=narrow,
+    flake = flake_build.open_kernel_flake(kernel, extra_pythons, toolchain, cuda_capabilities=narrow,
                                           build_layout=build_layout)
     if not flake.table and not _has_variants_here(build):
         # the kernel's build sets are all for other systems (e.g. Metal): not a flake problem
@@ -252,7 +254,7 @@ def _capabilities(text: str | None) -> tuple[str, ...] | None:
 
 def _note_stand_ins(build: Any, backends: Sequence[str]) -> None:
     """Say once which C++ dependency releases stand in for the ones upstream uses."""
-    from kernel_builder.config.cpp_deps import stand_in_notes  # lazy: as load
+    from kernel_builder.config.cpp_deps import stand_in_notes  # lazy: as Kernel
 
     chosen = [b for b in build.general.backends if not backends or b.value in backends]
     for text in dict.fromkeys(n for b in chosen for n in stand_in_notes(build, b)):
@@ -385,15 +387,15 @@ def _summary_line(rows: Sequence[Any], build_dir: Path) -> str:
 
 
 def _build_local(
-    kernel_dir: Path, build: Any, variants: Sequence[str], backends: Sequence[str], toolchain_python: str | None,
+    kernel: Any, variants: Sequence[str], backends: Sequence[str], toolchain_python: str | None,
     cores: int | None, verbose: bool, as_json: bool, narrow: tuple[str, ...] | None = None, clean: bool = False,
     build_layout: str | None = None,
 ) -> None:
-    from kernel_builder.flake.local import build_local  # lazy: as load
+    from kernel_builder.flake.local import build_local  # lazy: as Kernel
 
     results = build_local(
-        kernel_dir, variants=list(variants) or None, backends=list(backends) or None,
-        toolchain=toolchain_python, cores=cores, verbose=verbose, build=build, cuda_capabilities=narrow, clean=clean,
+        kernel, variants=list(variants) or None, backends=list(backends) or None,
+        toolchain=toolchain_python, cores=cores, verbose=verbose, cuda_capabilities=narrow, clean=clean,
         build_layout=build_layout,
     )
     if as_json:

@@ -80,15 +80,14 @@ def push_cmd(directory: Path, url: str, secret_key: Path, variants: tuple[str, .
     """
     from kernel_builder import nix  # lazy: the nix driver and flake modules are cache-only
     from kernel_builder.flake.cache import cache_url, secret_key_name  # lazy: as nix
-    from kernel_builder.config import load  # lazy: as nix
+    from kernel_builder.flake.kernel import Kernel  # lazy: as nix
     from kernel_builder.flake.flake_build import open_kernel_flake  # lazy: as nix
     from kernel_builder.flake.selection import select_variants  # lazy: as nix
 
-    kernel_dir = directory.resolve()
-    load(kernel_dir)
+    kernel = Kernel.read(directory.resolve())  # the one read of build.toml
     target = cache_url(url)
     key_name = secret_key_name(secret_key)
-    flake = open_kernel_flake(kernel_dir)
+    flake = open_kernel_flake(kernel)
     selected, _ = select_variants(flake.table, variants, backends)
     drvs = nix.derivations(list(flake.installables(selected).values()), flake_args=flake.prepared.flake_args)
     outputs = {d["env"]["variant"]: (drv, d["outputs"]["out"]["path"]) for drv, d in drvs.items() if "variant" in d.get("env", {})}

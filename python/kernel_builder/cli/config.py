@@ -8,10 +8,9 @@ from typing import TYPE_CHECKING
 import click
 
 from kernel_builder.cli import output
-from kernel_builder.config import BuildTomlError, cpp_deps, read_file, to_dict
+from kernel_builder.config import BuildTomlError, cpp_deps, to_dict
 from kernel_builder.config.model import CURRENT_EDITION, FRAMEWORK_KEYS, KEYED_EDITIONS, Backend
 from kernel_builder.config.loading import build_toml_path
-from kernel_builder.config.portability import refuse_host_specific_flags
 from kernel_builder.config.update import plan_update, write_atomic
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.driver.cuda_archs import unbuilt_by_version
@@ -105,9 +104,11 @@ def check_config(kernel_dir: str, as_json: bool, toolchain: str = "pinned") -> N
       kernel-builder check-config examples/relu
       kernel-builder check-config --json examples/relu
     """
-    parsed = read_file(kernel_dir, check_sources=True)
-    if toolchain == "pinned":  # the same refusal as `build`'s, so check-config passes only what builds
-        refuse_host_specific_flags(parsed, str(build_toml_path(kernel_dir)))
+    from kernel_builder.flake.kernel import Kernel  # lazy: update-build needs no kernel value
+
+    kernel = Kernel.read(kernel_dir, check_sources=True, warn=False)  # the one read; warnings are printed below
+    kernel.refuse_host_specific_flags(toolchain)  # the same refusal as `build`'s, so check-config passes only what builds
+    parsed = kernel.parsed
     _check_matrix(parsed, kernel_dir)
     _report_dependencies_and_archs(parsed)
     for warning in parsed.warnings:

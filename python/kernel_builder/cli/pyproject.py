@@ -48,10 +48,11 @@ def create_pyproject(
       (cd my-kernel && pip install --no-build-isolation -e .)   # or editable
       kernel-builder clean-pyproject my-kernel
     """
+    from kernel_builder.flake.kernel import Kernel  # lazy: as create
     from kernel_builder.pyproject import create_pyproject as create  # lazy: torch probes and CMake are not for --help
 
     result = create(
-        directory,
+        Kernel.read(directory.resolve()),  # the one read of build.toml
         toolchain_python=toolchain_python,
         variant=variant,
         backends=backends,

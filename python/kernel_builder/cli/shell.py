@@ -21,17 +21,17 @@ __all__ = ["devshell", "testshell"]
 
 
 def _shell(directory: Path, variant: str | None, kind: str, command: str | None) -> None:
-    from kernel_builder.config import load  # lazy: config reader and nix are not needed for --help
+    from kernel_builder.flake.kernel import Kernel  # lazy: config reader and nix are not needed for --help
     from kernel_builder import nix
-    from kernel_builder.flake import flake_build  # lazy: as load
-    from kernel_builder.flake.selection import select_variants  # lazy: as load
-    from kernel_builder.variants.buildsets import current_system  # lazy: as load
+    from kernel_builder.flake import flake_build  # lazy: as Kernel
+    from kernel_builder.flake.selection import select_variants  # lazy: as Kernel
+    from kernel_builder.variants.buildsets import current_system  # lazy: as Kernel
 
     kernel_dir = directory.resolve()
-    load(kernel_dir)
+    kernel = Kernel.read(kernel_dir)  # the one read of build.toml
     if not (kernel_dir / "flake.nix").is_file():
         raise ConfigError(f"{kernel_dir / 'flake.nix'} does not exist", hint="`kernel-builder init` writes one")
-    flake = flake_build.open_kernel_flake(kernel_dir)
+    flake = flake_build.open_kernel_flake(kernel)
     if variant is not None:
         select_variants(flake.table, [variant], [])  # unknown or unbuildable: a clear error
     system_name = current_system()

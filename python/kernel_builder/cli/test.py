@@ -55,14 +55,14 @@ def test(
       kernel-builder test examples/relu
       kernel-builder test . --variant torch214-cxx11-cpu-x86_64-linux -k dtype
     """
-    from kernel_builder.config import load  # lazy: config reader and nix are not needed for --help
+    from kernel_builder.flake.kernel import Kernel  # lazy: config reader and nix are not needed for --help
     from kernel_builder import nix
-    from kernel_builder.flake import flake_build, kernel_tests  # lazy: as load
-    from kernel_builder.flake.selection import default_jobs, select_variants  # lazy: as load
-    from kernel_builder.variants.buildsets import current_system  # lazy: as load
+    from kernel_builder.flake import flake_build, kernel_tests  # lazy: as Kernel
+    from kernel_builder.flake.selection import default_jobs, select_variants  # lazy: as Kernel
+    from kernel_builder.variants.buildsets import current_system  # lazy: as Kernel
 
     kernel_dir = directory.resolve()
-    load(kernel_dir, check_sources=True)
+    kernel = Kernel.read(kernel_dir, check_sources=True)  # the one read of build.toml
     if not (kernel_dir / "tests").is_dir():
         raise ConfigError(f"{kernel_dir} has no tests/ directory", hint="kernel tests are pytest files under tests/ (`kernel-builder init` writes one)")
     if not _test_files(kernel_dir / "tests"):
@@ -71,7 +71,7 @@ def test(
     if not (kernel_dir / "flake.nix").is_file():
         raise ConfigError(f"{kernel_dir / 'flake.nix'} does not exist", hint="`kernel-builder init` writes one")
     limits = {key: value for key, value in (("testTimeout", test_timeout), ("runTimeout", run_timeout)) if value is not None}
-    flake = flake_build.open_kernel_flake(kernel_dir, test_select=select, test_limits=limits or None)
+    flake = flake_build.open_kernel_flake(kernel, test_select=select, test_limits=limits or None)
     selected, notes = select_variants(flake.table, variants, backends)
     system = current_system()
     system_of = {entry.name: entry.system for entry in flake.table}

@@ -8,9 +8,10 @@ from typing import Any
 import click
 
 from kernel_builder.cli import output
-from kernel_builder.config import cpp_deps, load
+from kernel_builder.config import cpp_deps
 from kernel_builder.driver import rust
 from kernel_builder.config.model import Backend, Build, Version
+from kernel_builder.flake.kernel import Kernel
 from kernel_builder.toolchain.pinned.availability import unpinned_python_depends, unpinned_reason
 from kernel_builder.toolchain.pinned.lockrequests import cross_build_sets, import_check_names, lock_facts, lock_path, pins_rust, served_build_sets
 from kernel_builder.variants.buildsets import all_systems, build_sets_path, current_system, default_bounds, load_build_sets
@@ -66,7 +67,7 @@ def list_variants(
     elif system != "all" and system not in known:
         raise click.BadParameter(f"unknown system {system!r}; expected one of {', '.join(known)} or all", param_hint="--system")
 
-    build = load(directory)
+    build = Kernel.read(directory).build  # the one read of build.toml
     result = matrix(build, build_sets, system, bounds=default_bounds(sets_file))
     if bundle:
         result = result.bundle_only()

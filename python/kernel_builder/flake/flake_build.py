@@ -41,6 +41,7 @@ from kernel_builder import nix
 from kernel_builder.flake.cache import query_caches, refusal
 from kernel_builder.errors import BuildError, KernelBuilderError
 from kernel_builder.tree.layout import hash_variants, install_variant, tree_size
+from kernel_builder.flake.kernel import Kernel, as_kernel
 from kernel_builder.flake.kernel_flake import PreparedFlake, prepare_kernel_flake
 from kernel_builder.flake.object_progress import ObjectCounts
 from kernel_builder.nix.steps import Step, Unit, step_of
@@ -126,7 +127,7 @@ class KernelFlake:
 
 
 def open_kernel_flake(
-    kernel_dir: Path,
+    kernel: Kernel | Path,
     extra_pythons: Sequence[str] = (),
     provider: Provider | str = Provider.PINNED,
     cuda_capabilities: Sequence[str] | None = None,
@@ -138,17 +139,20 @@ def open_kernel_flake(
     """Record the toolchain (host only), write the flake input, and ask the flake for its variants.
 
     The variant table depends only on the flake input (builder, build sets, toolchain) and
-    build.toml, so it is cached under that key.
+    build.toml, so it is cached under that key. ``kernel``: the command's ``Kernel``
+    (build.toml read once); a bare path is read as ``Kernel.lenient``.
     """
+    kernel = as_kernel(kernel)
+    kernel_dir = kernel.directory
     provider = Provider(provider)
     prepared = prepare_kernel_flake(
-        kernel_dir, list(extra_pythons), toolchain=provider.value, cuda_capabilities=cuda_capabilities,
+        kernel, list(extra_pythons), toolchain=provider.value, cuda_capabilities=cuda_capabilities,
         test_select=test_select, test_limits=test_limits, build_layout=build_layout,
     )
     if provider is Provider.HOST:
         log.info("note: " + HERMETIC_NOTE.format(path=prepared.toolchains))
     key = hashlib.sha256(
-        "\0".join([*prepared.flake_args, prepared.ref]).encode() + (kernel_dir / "build.toml").read_bytes()
+        "\0".join([*prepared.flake_args, prepared.ref]).encode() + kernel.file.read_bytes()
     ).hexdigest()[:24]
     cache = state_dir() / "variant-tables" / f"{key}.json"
     if cache.is_file():

@@ -12,13 +12,17 @@ import subprocess
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kernel_builder._files import write_atomic
 from kernel_builder.config import load
 from kernel_builder.config.model import KernelDependency
-from kernel_builder.errors import ConfigError, HubError, NixError
+from kernel_builder.errors import HubError, NixError
 from kernel_builder.hub.download import HubClient
 from kernel_builder.flake.kernel_deps_lock import FIX, LOCK_FILE, LockedDependency, all_kernel_depends, dumps, locked_for, read_lock
+
+if TYPE_CHECKING:
+    from kernel_builder.flake.kernel import Kernel
 
 __all__ = ["add_to_store", "fetch_tree", "fetched_store_path", "lock_dependency", "lock_kernel", "nar_hash", "resolve_commit", "stage_for_build", "store_name", "stored_path"]
 
@@ -139,14 +143,15 @@ def stored_path(lock: LockedDependency) -> str | None:
     return path if valid.returncode == 0 else None
 
 
-def stage_for_build(kernel_dir: Path, work: Path, client: HubClient | None = None) -> list[dict[str, str]]:
-    """Put every locked ``kernel-depends`` tree of ``kernel_dir`` into the store (fetching only
-    what is missing) and describe them for the flake (``state/kernel-deps.json``: repo id,
-    store name, hash). ``ConfigError`` with the fix when build.toml and kernels.lock disagree."""
-    try:
-        depends = all_kernel_depends(load(kernel_dir / "build.toml"))
-    except ConfigError:
+def stage_for_build(kernel: Kernel, work: Path, client: HubClient | None = None) -> list[dict[str, str]]:
+    """Put every locked ``kernel-depends`` tree of ``kernel`` (``flake.kernel.Kernel``: its
+    build.toml, read once) into the store (fetching only what is missing) and describe them
+    for the flake (``state/kernel-deps.json``: repo id, store name, hash). ``ConfigError``
+    with the fix when build.toml and kernels.lock disagree."""
+    if kernel.build_or_none is None:
         return []  # the build reports an invalid build.toml itself, as it always did
+    kernel_dir = kernel.directory
+    depends = all_kernel_depends(kernel.build)
     locks = locked_for(depends, read_lock(kernel_dir) if depends else None, kernel_dir / LOCK_FILE,
                        kernel_dir / "build.toml")
     out = []

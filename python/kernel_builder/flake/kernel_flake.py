@@ -23,14 +23,13 @@ from typing import Any
 import attrs
 
 from kernel_builder._source import BuilderSource, builder_source
-from kernel_builder.config.loading import read_file
-from kernel_builder.config.portability import refuse_host_specific_flags
 from kernel_builder.tree.layout import refuse_linked_tree
 from kernel_builder._files import content_dir, unwritable
-from kernel_builder.errors import BuildError, ConfigError, KernelBuilderError, NixError
+from kernel_builder.errors import BuildError, KernelBuilderError, NixError
+from kernel_builder.flake.kernel import Kernel, as_kernel
 from kernel_builder.flake.kernel_source import prepare_kernel_source
 from kernel_builder.nix import flake_path
-from kernel_builder.identity import KernelIdentity, kernel_identity
+from kernel_builder.identity import KernelIdentity
 from kernel_builder.flake.kernel_deps import stage_for_build
 from kernel_builder.toolchain.host.discover import discover, is_stale, load_toolchains, toolchains_path, write_toolchains
 from kernel_builder.toolchain.host.record import ToolchainsRecord, to_json
@@ -67,20 +66,18 @@ def _checked_source() -> BuilderSource:
     return source
 
 
-def needed_files(kernel_dir: Path) -> list[str]:
+def needed_files(kernel: Kernel | Path) -> list[str]:
     """Files and directories of the kernel that its variant derivations read
     (``Build.input_paths`` over every backend); just build.toml when it does not parse."""
-    try:
-        return list(read_file(kernel_dir).build.input_paths())
-    except ConfigError:
-        return ["build.toml"]
+    build = as_kernel(kernel).build_or_none
+    return ["build.toml"] if build is None else list(build.input_paths())
 
 
-def kernel_flake_ref(kernel_dir: Path, *, state: Path | None = None) -> str:
+def kernel_flake_ref(kernel: Kernel | Path, *, state: Path | None = None) -> str:
     """The flake reference for the kernel directory: ``path:`` of a copy of exactly the files
     the build reads (``flake.kernel_source``), never the directory itself, whose ``build/``,
     keys and untracked files Nix would copy into the world-readable store."""
-    return f"path:{flake_path(prepare_kernel_source(kernel_dir.resolve(), state or state_dir()))}"
+    return f"path:{flake_path(prepare_kernel_source(as_kernel(kernel), state or state_dir()))}"
 
 
 def prepare_flake_input(
@@ -129,15 +126,6 @@ def check_output_writable(kernel_dir: Path) -> None:
         )
 
 
-def _refuse_host_specific_flags(kernel_dir: Path) -> None:
-    """Pinned variants are redistributable: no flag may build for this machine only."""
-    try:
-        parsed = read_file(kernel_dir)
-    except ConfigError:
-        return  # the build reports it (it validated build.toml before)
-    refuse_host_specific_flags(parsed, str(kernel_dir / "build.toml"))
-
-
 @attrs.frozen
 class PreparedFlake:
     """How to call nix on a kernel directory: its flake ref and the override arguments."""
@@ -152,7 +140,7 @@ class PreparedFlake:
 
 
 def prepare_kernel_flake(
-    kernel_dir: Path,
+    kernel: Kernel | Path,
     extra_pythons: tuple[str, ...] | list[str] = (),
     *,
     state: Path | None = None,
@@ -164,16 +152,20 @@ def prepare_kernel_flake(
 ) -> PreparedFlake:
     """Write the flake input and return the kernel's flake ref and override args.
 
+    ``kernel`` is the command's ``Kernel`` (build.toml read once, at the command line); a
+    bare path is read here (``Kernel.lenient``: a build.toml that does not parse reaches
+    Nix, which reports it).
     With ``toolchain="host"`` the host toolchain is recorded first (rediscovered when it
     changed on disk or new Pythons are given) and handed to the flake; with the default
     ``"pinned"`` nothing of this machine is recorded: the flake uses the pinned toolchains.
     ``cuda_capabilities`` (``build --cuda-capabilities``) narrows the CUDA variants' archs;
     ``build_layout`` (``build --layout``) sets the variants' build layout over build.toml's.
     """
+    kernel = as_kernel(kernel)
     state = state or writable_state_dir()
     record = None
+    kernel.refuse_host_specific_flags(toolchain)
     if toolchain == "pinned":
-        _refuse_host_specific_flags(kernel_dir)
         load_lock(_checked_source().flake_dir / "nix" / "toolchain-lock.json")  # the lock Nix reads, validated first
     if toolchain == "host":
         record = load_toolchains(state=state)
@@ -181,17 +173,17 @@ def prepare_kernel_flake(
             previous = [env.python for env in (record.environments if record else ()) if Path(env.python).exists()]
             record = discover([*extra_pythons, *previous], state=state)
             write_toolchains(record, state=state)
-    identity = kernel_identity(kernel_dir)
+    identity = kernel.identity
     options = {
         **({"cudaCapabilities": list(cuda_capabilities)} if cuda_capabilities else {}),
         **({"buildLayout": build_layout} if build_layout else {}),
     } or None
-    kernel_deps = stage_for_build(kernel_dir, state / "kernel-deps")
+    kernel_deps = stage_for_build(kernel, state / "kernel-deps")
     try:
         flake_input = prepare_flake_input(record, identity, state=state, options=options, test_select=test_select,
                                           test_limits=test_limits, kernel_deps=kernel_deps)
         args = ("--override-input", "kernel-builder", f"path:{flake_path(flake_input)}", "--no-write-lock-file")
-        ref = kernel_flake_ref(kernel_dir, state=state)
+        ref = kernel_flake_ref(kernel, state=state)
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
             raise

@@ -35,11 +35,14 @@ import os
 import re
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kernel_builder.config.loading import read_file
 from kernel_builder.config.model import Build
 from kernel_builder._files import UnsafeFile, check_inside, content_dir, read_regular, walk_inside
 from kernel_builder.errors import ConfigError
+
+if TYPE_CHECKING:
+    from kernel_builder.flake.kernel import Kernel
 
 __all__ = ["is_secret_key", "kernel_files", "lock_for_copy", "prepare_kernel_source", "without_self_fetch_attrs"]
 
@@ -172,14 +175,15 @@ def _refuse_secrets(kernel_dir: Path, files: list[str]) -> None:
         )
 
 
-def prepare_kernel_source(kernel_dir: Path, state: Path) -> Path:
-    """Copy the files a build reads into ``state/kernel-sources/<digest>`` (reused when the
-    content is the same) and return that directory; refuses secret keys."""
-    try:
-        build = read_file(kernel_dir).build
-    except ConfigError:
-        build = None
-    files = kernel_files(kernel_dir, build)
+def prepare_kernel_source(kernel: Kernel | Path, state: Path) -> Path:
+    """Copy the files a build reads (``Kernel.files``) into ``state/kernel-sources/<digest>``
+    (reused when the content is the same) and return that directory; refuses secret keys.
+    A bare path is read as ``Kernel.lenient``."""
+    from kernel_builder.flake.kernel import as_kernel  # lazy: kernel.py imports this module
+
+    kernel = as_kernel(kernel)
+    kernel_dir = kernel.directory.resolve()
+    files = list(kernel.files)
     _refuse_secrets(kernel_dir, files)
     try:
         data = [(rel, read_regular(kernel_dir / rel)) for rel in files]

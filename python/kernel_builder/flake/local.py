@@ -22,13 +22,12 @@ import threading
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from kernel_builder.config import load
 from kernel_builder.config.model import Build
 from kernel_builder.errors import BuildError
 from kernel_builder.pyenv import Toolchain, probe_toolchain
 from kernel_builder.driver.job import Options, VariantJob
 from kernel_builder.driver.variant import VariantResult, build_variant
-from kernel_builder.flake.kernel_source import kernel_files
+from kernel_builder.flake.kernel import Kernel
 from kernel_builder.flake.selection import select_local_variants
 from kernel_builder.state import writable_state_dir
 from kernel_builder.tree.layout import refuse_linked_tree, remove_own_staging
@@ -66,7 +65,7 @@ def local_build_root(kernel_dir: Path) -> Path:
 
 
 def build_local(
-    kernel_dir: str | Path,
+    kernel: Kernel | str | Path,
     *,
     variants: Iterable[str] | None = None,
     backends: Iterable[str] | None = None,
@@ -74,24 +73,24 @@ def build_local(
     toolchain: str | None = None,
     cores: int | None = None,
     verbose: bool = False,
-    build: Build | None = None,
     cuda_capabilities: Sequence[str] | None = None,
     clean: bool = False,
     build_layout: str | None = None,
 ) -> list[VariantResult]:
-    """Build the kernel in ``kernel_dir`` into ``out_dir`` (default ``kernel_dir/build``).
+    """Build ``kernel`` into ``out_dir`` (default ``kernel_dir/build``): the command's
+    ``flake.kernel.Kernel`` (build.toml read once), or a kernel directory, read here.
 
     ``variants`` builds exactly those names; otherwise the names come from the toolchain
     (see ``local_variants``), restricted to ``backends`` when given. ``toolchain`` is the
     Python with torch (default: this interpreter). ``cores``: compile jobs per variant
-    (variants are built one after another). ``build``: the parsed build.toml, when the
-    caller has it (it is read once per command). Each variant compiles in its kept build
+    (variants are built one after another). Each variant compiles in its kept build
     directory under ``local_build_root``; ``clean`` empties it first. ``build_layout``
     (``files``/``zip``) overrides build.toml's ``[general] build-layout``.
     """
-    kernel_dir = Path(kernel_dir)
-    build = build or load(kernel_dir, check_sources=True)
-    kernel_files(kernel_dir.resolve(), build)  # the file-set rule a Nix build applies: no link out, no FIFO
+    if not isinstance(kernel, Kernel):
+        kernel = Kernel.read(kernel, check_sources=True)
+    kernel_dir, build = kernel.directory, kernel.build
+    kernel.files  # the file-set rule a Nix build applies (no link out, no FIFO), checked before anything is built
     python = toolchain or sys.executable
     out = Path(out_dir) if out_dir is not None else kernel_dir / "build"
     if out.is_symlink():

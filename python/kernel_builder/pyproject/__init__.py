@@ -22,11 +22,11 @@ from pathlib import Path
 import attrs
 
 from kernel_builder._files import write_atomic
-from kernel_builder.config import load
 from kernel_builder.config.model import Backend, Build
 from kernel_builder.driver.compile import build_env
-from kernel_builder.driver.ops_id import ops_identifier, unique_id
+from kernel_builder.driver.ops_id import ops_identifier
 from kernel_builder.errors import BuildError, ConfigError
+from kernel_builder.flake.kernel import Kernel
 from kernel_builder.flake.local import local_variants
 from kernel_builder.pyenv import Toolchain, find_tool, probe_toolchain
 from kernel_builder.pyproject.manifest import MANIFEST, Manifest, changed, file_state, read_manifest, sha256, write_manifest
@@ -125,7 +125,7 @@ def _compile_commands(kernel_dir: Path, project: ProjectFiles, toolchain: Toolch
 
 
 def create_pyproject(
-    kernel_dir: str | os.PathLike[str],
+    kernel: Kernel | str | os.PathLike[str],
     *,
     toolchain_python: str | None = None,
     variant: str | None = None,
@@ -133,12 +133,14 @@ def create_pyproject(
     force: bool = False,
     compile_commands: bool = True,
 ) -> CreateResult:
-    """Write the pip project of ``kernel_dir`` for ``variant`` (default: ``choose_variant``).
+    """Write the pip project of ``kernel`` (the command's ``flake.kernel.Kernel``, or a kernel
+    directory, read here) for ``variant`` (default: ``choose_variant``).
 
     Refuses (``BuildError``, nothing written) when a file it would write exists and is not
     one an earlier run wrote and nobody changed since, unless ``force``."""
-    kernel_dir = Path(kernel_dir).resolve()
-    build = load(kernel_dir)
+    if not isinstance(kernel, Kernel):
+        kernel = Kernel.read(Path(kernel).resolve())
+    kernel_dir, build = kernel.directory.resolve(), kernel.build
     _refuse_unsupported(build, kernel_dir)
     toolchain = probe_toolchain(toolchain_python or sys.executable)
     name = variant or choose_variant(build, toolchain, backends)
@@ -157,7 +159,7 @@ def create_pyproject(
             f"variant {chosen}: no toolchain for {chosen.backend} exists on this machine",
             hint="pick a cpu or cuda variant (`kernel-builder list-variants`)",
         )
-    ops_id = ops_identifier(build.python_name, chosen.backend, unique_id(kernel_dir))
+    ops_id = ops_identifier(build.python_name, chosen.backend, kernel.identity.unique_id)
     manifest_path = kernel_dir / MANIFEST
     previous = read_manifest(manifest_path) if manifest_path.exists() else None
     project = project_files(build, kernel_dir, chosen, ops_id, toolchain)
