@@ -43,7 +43,7 @@ PINNED_RELU_BUILDABLE = sorted(PINNED_RELU_BUILT + PINNED_RELU_OLD + PINNED_RELU
 def flake_variants(build, build_sets, system: str = "x86_64-linux") -> list:
     """The variants (``MatrixVariant``) a kernel flake lists on ``system``, in its order: the
     matrix of that system, then the arch variants of each system the lock cross-builds there
-    (``requests.targets``; gen-flake-outputs.nix lists those beside its own)."""
+    (``requests.targets``; variant-set.nix lists those beside its own)."""
     from kernel_builder.toolchain.pinned.lockrequests import cross_build_sets
     from kernel_builder.variants.matrix import matrix
 

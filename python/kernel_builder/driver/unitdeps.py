@@ -25,7 +25,7 @@ into the unit's object derivation (nix/lib/builders/per-object.nix, at evaluatio
    report), the unit keeps the plan's whole command and inputs (``"exact": false``).
 
 A CUDA unit is compiled with the CUDA compiler made from the CUDA wheels alone
-(nix/lib/builders/cuda-compiler.nix: one store path for every torch environment that pins
+(nix/toolchains/pinned/cuda-compiler.nix: one store path for every torch environment that pins
 the same wheels) in place of the environment's CUDA home (``aliases``: home -> compiler)
 where nvcc's programs (``bin/``, ``nvvm/``) and every file the unit reads through the home
 are byte for byte the same in both, and the preprocessed output is the same with the home's
