@@ -77,6 +77,18 @@ def environ_set(values: Mapping[str, str]) -> Iterator[None]:
                 os.environ[key] = value
 
 
+def pinned_tvm_ffi_site(system: str = "x86_64-linux") -> Path:
+    """The lock's apache-tvm-ffi (`check:tvm-ffi`) as a site-packages directory, built if
+    needed; asked of the pinned provider (nix/toolchains/pinned.nix), as the flake does."""
+    from kernel_builder import nix
+
+    expr = f'(import {REPO}/nix/toolchains/pinned.nix {{ system = "{system}"; }}).importCheckPaths."tvm-ffi"'
+    site = nix.run_nix(["eval", "--impure", "--raw", "--expr", expr]).stdout.strip()
+    drv = nix.run_nix(["eval", "--impure", "--raw", "--expr", f"builtins.head (builtins.attrNames (builtins.getContext ({expr})))"]).stdout
+    subprocess.run(["nix-store", "--realise", drv.strip()], env=nix.nix_env(), capture_output=True, check=True)
+    return Path(site)
+
+
 def snapshot_builder(dest: Path) -> Path:
     """A copy of this checkout's flake.nix, nix/ and python/kernel_builder: tests point
     KERNEL_BUILDER_ROOT at it so that edits made to the working tree while they run do not

@@ -20,24 +20,15 @@ import pytest
 from kernel_builder.config import load
 from kernel_builder.driver import generate, tvm_ffi
 from kernel_builder.errors import BuildError
-from kernel_builder import nix
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import matrix
-from nix_support import EXAMPLES, PYTHON, copy_kernel, kernel_builder
+from nix_support import EXAMPLES, PYTHON, copy_kernel, kernel_builder, pinned_tvm_ffi_site
 
 REPO = Path(__file__).resolve().parents[2]
 VARIANT = "tvm-ffi01-cpu-x86_64-linux"
 CUDA_VARIANT = "tvm-ffi01-cu130-x86_64-linux"
 EXAMPLE = EXAMPLES / "add-tvm-ffi"
 
-
-def pinned_tvm_ffi_site() -> Path:
-    """The lock's apache-tvm-ffi (`check:tvm-ffi`) as a site-packages directory, built if needed."""
-    expr = f'(import {REPO}/nix/toolchains/pinned/parts.nix {{ system = "x86_64-linux"; }}).importCheckPaths."tvm-ffi"'
-    site = nix.run_nix(["eval", "--impure", "--raw", "--expr", expr]).stdout.strip()
-    drv = nix.run_nix(["eval", "--impure", "--raw", "--expr", f"builtins.head (builtins.attrNames (builtins.getContext ({expr})))"]).stdout
-    subprocess.run(["nix-store", "--realise", drv.strip()], env=nix.nix_env(), capture_output=True, check=True)
-    return Path(site)
 
 
 def test_the_example_is_named_as_kernels_names_tvm_ffi_variants() -> None:

@@ -230,14 +230,9 @@ def test_a_tvm_ffi_kernel_in_the_zip_layout_finds_its_library_beside_the_archive
     it runs from <id>.zip; kernels 0.19.1 loads and runs it."""
     import os
 
-    from kernel_builder import nix
-    from nix_support import REPO
+    from nix_support import pinned_tvm_ffi_site
 
-    expr = f'(import {REPO}/nix/toolchains/pinned/parts.nix {{ system = "x86_64-linux"; }}).importCheckPaths."tvm-ffi"'
-    site = nix.run_nix(["eval", "--impure", "--raw", "--expr", expr]).stdout.strip()
-    drv = nix.run_nix(["eval", "--impure", "--raw", "--expr",
-                       f"builtins.head (builtins.attrNames (builtins.getContext ({expr})))"]).stdout.strip()
-    subprocess.run(["nix-store", "--realise", drv], env=nix.nix_env(), capture_output=True, check=True)
+    site = str(pinned_tvm_ffi_site())
     kernel = copy_example("add-tvm-ffi", tmp_path)
     env = {**os.environ, "KERNEL_BUILDER_STATE_DIR": str(tmp_path / "state"), "KERNEL_BUILDER_TVM_FFI": site}
     variant_name = "tvm-ffi01-cpu-x86_64-linux"

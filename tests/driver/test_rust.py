@@ -26,20 +26,12 @@ from kernel_builder.errors import BuildError
 from kernel_builder import nix
 from kernel_builder.variants.buildsets import load_build_sets
 from kernel_builder.variants.matrix import matrix
-from nix_support import EXAMPLES, PYTHON, copy_kernel, kernel_builder
+from nix_support import EXAMPLES, PYTHON, copy_kernel, kernel_builder, pinned_tvm_ffi_site
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = EXAMPLES / "add-rust"
 VARIANT = "tvm-ffi01-cpu-x86_64-linux"
 
-
-def pinned_tvm_ffi_site() -> Path:
-    """The lock's apache-tvm-ffi (`check:tvm-ffi`) as a site-packages directory, built if needed."""
-    expr = f'(import {REPO}/nix/toolchains/pinned/parts.nix {{ system = "x86_64-linux"; }}).importCheckPaths."tvm-ffi"'
-    site = nix.run_nix(["eval", "--impure", "--raw", "--expr", expr]).stdout.strip()
-    drv = nix.run_nix(["eval", "--impure", "--raw", "--expr", f"builtins.head (builtins.attrNames (builtins.getContext ({expr})))"]).stdout
-    subprocess.run(["nix-store", "--realise", drv.strip()], env=nix.nix_env(), capture_output=True, check=True)
-    return Path(site)
 
 
 def _kernel(tmp_path: Path) -> Path:
