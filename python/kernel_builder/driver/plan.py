@@ -27,15 +27,14 @@ from pathlib import Path
 
 from kernel_builder.backends import backend_module
 from kernel_builder.config import load
-from kernel_builder.config.loading import read_file
-from kernel_builder.config.portability import refuse_host_specific_flags
+from kernel_builder.config.model import Build
 from kernel_builder.errors import BuildError, KernelBuilderError
 from kernel_builder.driver.compile import build_env, configure_args, write_project
 from kernel_builder.driver.job import VariantJob, parse as parse_job
 from kernel_builder.driver.ops_id import ops_identifier, unique_id
 from kernel_builder.driver.scratch import scratch_dir
 from kernel_builder.driver.planfile import TOP, Plan, Unit
-from kernel_builder.driver.variant import make_plan
+from kernel_builder.driver.variant import make_plan, read_build
 from kernel_builder.pyenv import find_tool, probe_toolchain
 from kernel_builder.variants.names import Kind, parse
 
@@ -94,10 +93,11 @@ def _copy_tree(origin: Path, dest: Path, top: str) -> None:
             (target / name).write_bytes(data.replace(needle, token))
 
 
-def write_plan(job: VariantJob) -> Plan:
-    """Plan ``job.variant`` of the kernel in ``job.source`` into ``job.out``."""
+def write_plan(job: VariantJob, build: Build | None = None) -> Plan:
+    """Plan ``job.variant`` of the kernel in ``job.source`` into ``job.out`` (``build``: its
+    build.toml when the caller read it already)."""
     source, out, capabilities = job.source, job.out, job.options.cuda_capabilities
-    build = load(source)
+    build = build or load(source)
     variant = parse(job.variant)
     if variant.kind is Kind.NOARCH:
         raise BuildError(f"variant {variant} compiles nothing: it has no plan")
@@ -148,9 +148,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         job = parse_job("plan", argv)
         assert isinstance(job, VariantJob)
-        if job.toolchain.pinned:  # as run_variant: nothing host-specific
-            refuse_host_specific_flags(read_file(job.source / "build.toml"), str(job.source / "build.toml"))
-        plan = write_plan(job)
+        plan = write_plan(job, read_build(job))
     except KernelBuilderError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -15,11 +15,9 @@ from __future__ import annotations
 import logging
 import sys
 
-from kernel_builder.config.loading import read_file
-from kernel_builder.config.portability import refuse_host_specific_flags
 from kernel_builder.errors import KernelBuilderError
 from kernel_builder.driver.job import VariantJob, parse
-from kernel_builder.driver.variant import build_variant
+from kernel_builder.driver.variant import build_variant, read_build
 
 __all__ = ["main"]
 
@@ -52,10 +50,7 @@ def main(argv: list[str] | None = None) -> int:
         job = parse("run_variant", argv)
         assert isinstance(job, VariantJob)
         _show_log()
-        if job.toolchain.pinned:  # a redistributable variant: nothing host-specific
-            build_toml = job.source / "build.toml"
-            refuse_host_specific_flags(read_file(build_toml), str(build_toml))
-        result = build_variant(job)
+        result = build_variant(job, build=read_build(job))
     except KernelBuilderError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1

@@ -21,6 +21,8 @@ import attrs
 
 from kernel_builder.backends import backend_module
 from kernel_builder.config import load
+from kernel_builder.config.loading import emit_warnings, read_file
+from kernel_builder.config.portability import refuse_host_specific_flags
 from kernel_builder.config.model import Backend, Build
 from kernel_builder.tree.digest import compute_digest
 from kernel_builder.errors import BuildError
@@ -43,7 +45,8 @@ from kernel_builder.variants.compat import buildable, compilable_here
 from kernel_builder.variants.names import Kind, Variant, parse
 from kernel_builder.variants.system import toolchain_system
 
-__all__ = ["VariantResult", "build_variant", "make_plan"]
+__all__ = [
+    "VariantResult", "build_variant", "make_plan", "read_build"]
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +103,16 @@ class _Subject:
     uid: str
     is_arch: bool
     layout: str  # files | zip
+
+
+def read_build(job: VariantJob) -> Build:
+    """The kernel's build.toml, read once per derivation step: its warnings logged, and for
+    a redistributable (pinned) variant every host-specific flag refused."""
+    parsed = read_file(job.source)
+    emit_warnings(parsed.warnings)
+    if job.toolchain.pinned:
+        refuse_host_specific_flags(parsed, str(job.source / "build.toml"))
+    return parsed.build
 
 
 def build_variant(job: VariantJob, *, build: Build | None = None) -> VariantResult:
