@@ -125,7 +125,7 @@ def sweep_capabilities(kernel: Path, preferred: str) -> str:
     lowest architecture it builds (narrowing to one it lacks is an error)."""
     from kernel_builder.config import read_file  # not load(): check-config already showed its warnings
     from kernel_builder.config.model import Backend
-    from kernel_builder.driver.cuda_archs import CudaArch, select_archs
+    from kernel_builder.backends.cuda_archs import CudaArch, select_archs
 
     major, minor = (int(part) for part in CUDA_VERSION.split("."))
     want = CudaArch.parse(preferred).base

@@ -1,7 +1,7 @@
 """Issue 45, finding 17: an empty ``--cuda-capabilities`` is an error, not "no narrowing".
 
 ``--cuda-capabilities ""`` and ``","`` built every capability without a word. The value is
-checked once (``driver.cuda_archs.checked_capabilities``) for ``build`` (Nix and ``--local``)
+checked once (``backends.cuda_archs.checked_capabilities``) for ``build`` (Nix and ``--local``)
 and ``list-variants``; each must exit 2 (a usage error) naming the option, before anything
 is built.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kernel_builder.driver.cuda_archs import checked_capabilities
+from kernel_builder.backends.cuda_archs import checked_capabilities
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 

@@ -12,7 +12,7 @@ import pytest
 from buildtest_helpers import EXAMPLES
 from kernel_builder.config import load
 from kernel_builder.errors import BuildError
-from kernel_builder.driver import cuda_archs
+from kernel_builder.backends import cuda_archs
 from kernel_builder.tree.checks import check_layout
 from kernel_builder.driver.generate import (
     backend_defines,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from kernel_builder.driver.cuda_archs import dropped, select_archs, supported_from_nvcc
+from kernel_builder.backends.cuda_archs import dropped, select_archs, supported_from_nvcc
 from kernel_builder.errors import BuildError
 
 NVCC_13_2_GPU_CODE = "sm_75\nsm_80\nsm_86\nsm_87\nsm_88\nsm_89\nsm_90\nsm_100\nsm_110\nsm_103\nsm_120\nsm_121\n"

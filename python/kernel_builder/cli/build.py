@@ -244,7 +244,7 @@ def _capabilities(text: str | None) -> tuple[str, ...] | None:
     given (an empty value is an error: ``checked_capabilities``)."""
     if text is None:
         return None
-    from kernel_builder.driver.cuda_archs import checked_capabilities  # lazy: only with --cuda-capabilities
+    from kernel_builder.backends.cuda_archs import checked_capabilities  # lazy: only with --cuda-capabilities
 
     try:
         return checked_capabilities(text)

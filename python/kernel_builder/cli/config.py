@@ -13,7 +13,7 @@ from kernel_builder.config.model import CURRENT_EDITION, FRAMEWORK_KEYS, KEYED_E
 from kernel_builder.config.loading import build_toml_path
 from kernel_builder.config.update import plan_update, write_atomic
 from kernel_builder.variants.buildsets import load_build_sets
-from kernel_builder.driver.cuda_archs import unbuilt_by_version
+from kernel_builder.backends.cuda_archs import unbuilt_by_version
 from kernel_builder.variants.checks import matrix_problems
 
 if TYPE_CHECKING:

@@ -143,7 +143,7 @@ def _blocked_backends(build: Build, lock: Path) -> dict[Backend, str]:
 def _narrowed_archs(build: Any, variants: Any, text: str) -> dict[str, list[str]]:
     """Variant name → the archs its build compiles under ``--cuda-capabilities text``
     (CUDA arch variants only); a narrowing that leaves a component nothing is an error."""
-    from kernel_builder.driver.cuda_archs import archs_for, checked_capabilities  # lazy: only with --cuda-capabilities
+    from kernel_builder.backends.cuda_archs import archs_for, checked_capabilities  # lazy: only with --cuda-capabilities
     from kernel_builder.errors import BuildError  # lazy: as above
 
     try:

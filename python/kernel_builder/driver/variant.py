@@ -36,7 +36,7 @@ from kernel_builder.tree import ziplayout
 from kernel_builder.tree.checks import MANYLINUX, check_variant, manylinux_violations, objects_using, start_import_check
 from kernel_builder.driver.compile import compile_module, write_project
 from kernel_builder.driver.generate import CompilePlan
-from kernel_builder.driver.cuda_archs import supported_from_nvcc
+from kernel_builder.backends.cuda_archs import supported_from_nvcc
 from kernel_builder.driver.job import ToolchainInputs, VariantJob
 from kernel_builder.driver.ops_id import ops_identifier, unique_id
 from kernel_builder.driver.scratch import Scratch, build_dir, scratch_dir
