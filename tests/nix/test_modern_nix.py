@@ -16,6 +16,7 @@ import attrs
 import pytest
 
 from kernel_builder import nix
+from kernel_builder.errors import NixError
 from kernel_builder.flake.kernel_flake import prepare_kernel_flake
 from kernel_builder.flake.kernel_source import lock_for_copy
 from kernel_builder.toolchain.pinned import clients
@@ -89,7 +90,7 @@ def test_a_lock_written_by_nix_2_26_does_not_stop_a_build(tmp_path: Path, state:
     kernel = copy_kernel("relu", tmp_path / "relu", git=False)
     text = json.dumps(LOCK_2_26, indent=2) + "\n"
     (kernel / "flake.lock").write_text(text)
-    with pytest.raises(nix.NixError, match="mutable lock"):
+    with pytest.raises(NixError, match="mutable lock"):
         nix.eval_json(f"path:{kernel}#legacyPackages.{SYSTEM}.variants",
                       flake_args=["--override-input", "kernel-builder", f"path:{REPO}", "--no-write-lock-file"])
     prepared = prepare_kernel_flake(kernel)
@@ -198,7 +199,7 @@ class ModernNix:
                 point.mkdir(exist_ok=True)
             else:
                 point.touch()
-        dump = subprocess.run([nix._sibling("nix-store"), "--dump-db", *paths], capture_output=True, check=True,
+        dump = subprocess.run([nix.runner._sibling("nix-store"), "--dump-db", *paths], capture_output=True, check=True,
                               env=nix.nix_env()).stdout
         self.shared = sorted(set(self.shared) | set(paths))
         self.run("--load-db", cwd=self.nix_dir, program="nix-store", stdin=dump)

@@ -54,7 +54,7 @@ class Kernel:
         ``include`` must exist (``config.loading.read_file``). ``warn``: log the file's
         warnings (once per process); ``check-config`` prints them itself."""
         file = build_toml_path(path)
-        parsed = read_file(file, check_sources=check_sources)
+        parsed = read_file(path, check_sources=check_sources)  # not ``file``: a build.toml that is a directory is refused, not entered
         if warn:
             emit_warnings(parsed.warnings)
         return cls(file.parent, file, parsed)
