@@ -6,7 +6,7 @@
 from pathlib import Path
 
 import pytest
-from kernel_builder.driver.cuda_archs import select_archs
+from kernel_builder.backends.cuda_archs import select_archs
 from kernel_builder.driver.generate import plan_compile
 from kernel_builder.config import load
 from kernel_builder.errors import BuildError
