@@ -83,19 +83,23 @@ def _alive(pid: int) -> bool:
     return True
 
 
-def stale_staging(build_dir: str | os.PathLike[str]) -> list[Path]:
-    """Staging directories under ``build_dir`` whose build process no longer runs."""
+def _staging_dirs(build_dir: str | os.PathLike[str]) -> list[tuple[Path, int | None]]:
+    """The staging directories under ``build_dir``, each with the pid of the build that made
+    it (``None``: an older build's name, without one)."""
     root = Path(build_dir)
     if not root.is_dir():
         return []
-    stale = []
+    found = []
     for entry in sorted(root.iterdir()):
-        if not _is_staging(entry.name) or not entry.is_dir() or entry.is_symlink():
-            continue
-        owner = _OWNER.search(entry.name)
-        if owner is None or not _alive(int(owner[1])):
-            stale.append(entry)
-    return stale
+        if _is_staging(entry.name) and entry.is_dir() and not entry.is_symlink():
+            owner = _OWNER.search(entry.name)
+            found.append((entry, None if owner is None else int(owner[1])))
+    return found
+
+
+def stale_staging(build_dir: str | os.PathLike[str]) -> list[Path]:
+    """Staging directories under ``build_dir`` whose build process no longer runs."""
+    return [entry for entry, owner in _staging_dirs(build_dir) if owner is None or not _alive(owner)]
 
 
 def clean_stale_staging(build_dir: str | os.PathLike[str]) -> list[Path]:
@@ -124,11 +128,7 @@ def remove_own_staging(build_dir: str | os.PathLike[str]) -> list[Path]:
     A build that unwinds (SIGTERM, Ctrl-C) removes its staging directory itself, but a
     signal can land between ``mkdtemp`` and the code that would remember the path; this
     sweep by owner pid closes that window."""
-    root = Path(build_dir)
-    if not root.is_dir():
-        return []
-    mine = f".pid{os.getpid()}."
-    removed = [e for e in sorted(root.iterdir()) if _is_staging(e.name) and mine in e.name and e.is_dir() and not e.is_symlink()]
+    removed = [entry for entry, owner in _staging_dirs(build_dir) if owner == os.getpid()]
     for path in removed:
         shutil.rmtree(path, ignore_errors=True)
     return removed
